@@ -1,0 +1,162 @@
+"""In-memory Blob stores: the reference backend the others are tested against.
+
+:class:`MemoryBlobStore` runs each unit atomically (under a lock, undone on
+error). :class:`StepwiseMemoryBlobStore` shares the same map but yields to the
+event loop between operations, so concurrent units interleave exactly as they
+would on object storage without transactions.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import threading
+import time
+from typing import Any, ClassVar, TypeVar
+
+from makers_store.blob import (
+    Blob,
+    BlobInfo,
+    BlobStore,
+    Delete,
+    Get,
+    ListKeys,
+    Op,
+    Program,
+    Put,
+    Scan,
+    StepwiseBlobStore,
+    drive_sync,
+)
+from makers_store.errors import MemoryValidationError, PreconditionFailedError
+
+T = TypeVar("T")
+
+
+class MemoryMap:
+    """Sorted key -> Blob map applying blob operations synchronously."""
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, Blob] = {}
+        self.sorted_keys: list[str] = []
+        self._etags = itertools.count(1)
+        self.lock = threading.RLock()
+
+    def apply(self, op: Op, undo: list[tuple[str, Blob | None]] | None = None) -> Any:
+        if isinstance(op, Get):
+            return self.blobs.get(op.key)
+        if isinstance(op, Put):
+            current = self.blobs.get(op.key)
+            if op.if_none_match and current is not None:
+                raise PreconditionFailedError(f"{op.key!r} already exists")
+            if op.if_match is not None and (current is None or current.etag != op.if_match):
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+            blob = Blob(
+                op.key,
+                f"m{next(self._etags)}",
+                len(op.data),
+                time.time_ns() // 1_000_000,
+                bytes(op.data),
+            )
+            self._store(op.key, blob, undo)
+            return blob.info
+        if isinstance(op, Delete):
+            current = self.blobs.get(op.key)
+            if op.if_match is not None and (current is None or current.etag != op.if_match):
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+            if current is None:
+                return False
+            self._store(op.key, None, undo)
+            return True
+        if isinstance(op, ListKeys | Scan):
+            found = self._range(op)
+            if isinstance(op, Scan):
+                return found
+            return [BlobInfo(b.key, b.etag, b.size, b.updated_at) for b in found]
+        raise TypeError(f"unknown blob operation {op!r}")
+
+    def _store(
+        self, key: str, blob: Blob | None, undo: list[tuple[str, Blob | None]] | None
+    ) -> None:
+        previous = self.blobs.get(key)
+        if undo is not None:
+            undo.append((key, previous))
+        if blob is None:
+            del self.blobs[key]
+            del self.sorted_keys[bisect.bisect_left(self.sorted_keys, key)]
+        else:
+            if previous is None:
+                bisect.insort(self.sorted_keys, key)
+            self.blobs[key] = blob
+
+    def rollback(self, undo: list[tuple[str, Blob | None]]) -> None:
+        for key, previous in reversed(undo):
+            self._store(key, previous, None)
+
+    def _range(self, op: ListKeys | Scan) -> list[Blob]:
+        keys = self.sorted_keys
+        lo = bisect.bisect_left(keys, op.prefix)
+        if op.start_after is not None:
+            lo = max(lo, bisect.bisect_right(keys, op.start_after))
+        hi = len(keys)
+        if op.prefix:
+            hi = bisect.bisect_left(keys, op.prefix[:-1] + chr(ord(op.prefix[-1]) + 1))
+        if op.end_before is not None:
+            hi = min(hi, bisect.bisect_left(keys, op.end_before))
+        if lo >= hi:
+            return []
+        limit = op.limit if op.limit is not None else hi - lo
+        if op.reverse:
+            selected = keys[max(lo, hi - limit) : hi][::-1]
+        else:
+            selected = keys[lo : min(hi, lo + limit)]
+        return [self.blobs[key] for key in selected]
+
+
+class MemoryBlobStore(BlobStore):
+    """Atomic in-process backend (``memory://``)."""
+
+    atomic: ClassVar[bool] = True
+
+    def __init__(self, data: MemoryMap | None = None) -> None:
+        self.data = data or MemoryMap()
+
+    async def run(self, program: Program[T], *, write: bool) -> T:
+        with self.data.lock:
+            undo: list[tuple[str, Blob | None]] = []
+            try:
+                return drive_sync(program, lambda op: self.data.apply(op, undo))
+            except BaseException:
+                self.data.rollback(undo)
+                raise
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "memory", "atomic": True, "blobs": len(self.data.blobs)}
+
+
+class StepwiseMemoryBlobStore(StepwiseBlobStore):
+    """Non-atomic in-process backend (``memory://?atomic=false``)."""
+
+    def __init__(self, data: MemoryMap | None = None) -> None:
+        self.data = data or MemoryMap()
+
+    async def execute(self, op: Op) -> Any:
+        import asyncio
+
+        await asyncio.sleep(0)  # let other units interleave, as on object storage
+        with self.data.lock:
+            return self.data.apply(op)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "memory", "atomic": False, "blobs": len(self.data.blobs)}
+
+
+def from_url(url: str, path: str, options: dict[str, str]) -> BlobStore:
+    atomic = options.pop("atomic", "true").lower()
+    if options or path:
+        raise MemoryValidationError(f"url {url!r}: memory:// takes no path and only ?atomic=")
+    if atomic in ("true", "1", "yes"):
+        return MemoryBlobStore()
+    if atomic in ("false", "0", "no"):
+        return StepwiseMemoryBlobStore()
+    raise MemoryValidationError(f"url {url!r}: atomic must be true or false")

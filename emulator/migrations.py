@@ -1,0 +1,51 @@
+"""The SQLite emulator's schema, as a named list of migrations.
+
+Each migration runs once, in order, inside the opening transaction; its name
+is recorded in ``_migrations`` and the count in ``PRAGMA user_version``.
+Append new migrations; never edit or reorder applied ones.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+from sqlite_utils import Database
+
+
+def _create_blobs(db: Database) -> None:
+    # Metadata columns first; the content last, so listing reads no content pages.
+    db["blobs"].create(  # type: ignore[union-attr]
+        {"key": str, "etag": str, "size": int, "updated_at": int, "data": bytes},
+        pk="key",
+        not_null={"etag", "size", "updated_at", "data"},
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
+    ("0001_create_blobs", _create_blobs),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the schema up to date; call inside ``BEGIN IMMEDIATE``. Returns the version."""
+    db = Database(conn, execute_plugins=False, recursive_triggers=False)
+    db["_migrations"].create(  # type: ignore[union-attr]
+        {"name": str, "applied_at": int}, pk="name", if_not_exists=True
+    )
+    applied = {row["name"] for row in db["_migrations"].rows}
+    unknown = applied - {name for name, _ in MIGRATIONS}
+    if unknown:
+        raise RuntimeError(
+            f"the database was written by a newer makers-store (migrations {sorted(unknown)})"
+        )
+    for name, apply in MIGRATIONS:
+        if name not in applied:
+            apply(db)
+            db["_migrations"].insert(  # type: ignore[union-attr]
+                {"name": name, "applied_at": time.time_ns() // 1_000_000}
+            )
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    return SCHEMA_VERSION

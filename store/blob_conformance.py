@@ -1,0 +1,189 @@
+"""The conformance suite every Blob-store backend must pass.
+
+``await run_blob_conformance(open_backend)`` runs every check against fresh
+backends made by ``open_backend()`` (an async callable), closing each one,
+and raises AssertionError naming the first broken rule. It needs no test
+framework, so a third-party backend can run it from its own tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Generator
+from typing import Any
+
+from .blob import BlobStore, Op, Program, get, put, scan
+from .errors import PreconditionFailedError
+
+OpenBackend = Callable[[], Awaitable[BlobStore]]
+Check = Callable[[BlobStore], Awaitable[None]]
+CHECKS: list[Check] = []
+
+
+def check(fn: Check) -> Check:
+    CHECKS.append(fn)
+    return fn
+
+
+async def _fails(awaitable: Awaitable[Any], what: str) -> None:
+    try:
+        await awaitable
+    except PreconditionFailedError:
+        return
+    raise AssertionError(f"{what}: expected PreconditionFailedError")
+
+
+@check
+async def get_put_head_delete(blobs: BlobStore) -> None:
+    assert await blobs.get("a") is None, "get of a missing key returns None"
+    assert await blobs.head("a") is None, "head of a missing key returns None"
+    info = await blobs.put("a", b"one")
+    blob = await blobs.get("a")
+    assert blob is not None and blob.data == b"one", "get returns what put stored"
+    assert (blob.key, blob.etag, blob.size) == ("a", info.etag, 3), "get reports key, etag, size"
+    assert isinstance(blob.updated_at, int) and blob.updated_at > 0, "updated_at is epoch ms"
+    head = await blobs.head("a")
+    assert head is not None and head.etag == info.etag and head.size == 3, "head matches get"
+    second = await blobs.put("a", b"one")
+    assert second.etag != info.etag, "every put yields a new etag, even with equal bytes"
+    assert await blobs.delete("a") is True, "delete of a present key returns True"
+    assert await blobs.delete("a") is False, "delete of a missing key returns False"
+    assert await blobs.get("a") is None, "a deleted key is gone"
+
+
+@check
+async def bytes_round_trip(blobs: BlobStore) -> None:
+    payloads = {"empty": b"", "binary": bytes(range(256)), "large": b"x" * (1 << 20)}
+    for key, data in payloads.items():
+        await blobs.put(key, data)
+    for key, data in payloads.items():
+        blob = await blobs.get(key)
+        assert blob is not None and blob.data == data and blob.size == len(data), key
+
+
+@check
+async def preconditions(blobs: BlobStore) -> None:
+    first = await blobs.put("k", b"1", if_none_match=True)
+    await _fails(blobs.put("k", b"2", if_none_match=True), "if_none_match on an existing key")
+    await _fails(blobs.put("k", b"2", if_match="not-the-etag"), "if_match with a stale etag")
+    await _fails(blobs.put("missing", b"2", if_match=first.etag), "if_match on a missing key")
+    blob = await blobs.get("k")
+    assert blob is not None and blob.data == b"1", "a failed conditional put changes nothing"
+    second = await blobs.put("k", b"2", if_match=first.etag)
+    await _fails(blobs.delete("k", if_match=first.etag), "delete with a stale etag")
+    await _fails(
+        blobs.delete("missing", if_match=first.etag), "conditional delete of a missing key"
+    )
+    assert await blobs.get("k") is not None, "a failed conditional delete changes nothing"
+    assert await blobs.delete("k", if_match=second.etag) is True, "delete with the current etag"
+
+
+@check
+async def listing(blobs: BlobStore) -> None:
+    names = ["p/a", "p/b", "p/b/c", "p/c", "p0", "p", "q/a", "p/\u00e9", "p/\U0001f600", "o/z"]
+    for name in names:
+        await blobs.put(name, name.encode())
+
+    async def keys(prefix: str = "", **kw: Any) -> list[str]:
+        return [info.key for info in await blobs.list(prefix, **kw)]
+
+    inside = sorted(n for n in names if n.startswith("p/"))
+    assert await keys("p/") == inside, "list returns a prefix's keys in code-point order"
+    assert await keys() == sorted(names), "an empty prefix lists every key"
+    assert await keys("p/", reverse=True) == inside[::-1], "reverse lists descending"
+    assert await keys("p/", limit=2) == inside[:2], "limit keeps the first keys"
+    assert await keys("p/", reverse=True, limit=2) == inside[::-1][:2], "limit with reverse"
+    assert await keys("p/", start_after="p/b") == [k for k in inside if k > "p/b"], "start_after"
+    assert await keys("p/", end_before="p/c") == [k for k in inside if k < "p/c"], "end_before"
+    window = [k for k in inside if "p/a" < k < "p/c"]
+    assert await keys("p/", start_after="p/a", end_before="p/c") == window, "both bounds"
+    assert await keys("p/", start_after="p/a", end_before="p/c", reverse=True) == window[::-1]
+    assert await keys("p/", start_after="z") == [], "start_after past the end"
+    assert await keys("p/", start_after="a", end_before="p/b") == ["p/a"], "bounds outside prefix"
+    assert await keys("x/") == [], "an unknown prefix lists nothing"
+    infos = await blobs.list("p/", limit=1)
+    assert infos[0].size == len(infos[0].key.encode()), "list reports sizes"
+
+
+@check
+async def scanning(blobs: BlobStore) -> None:
+    for i in range(5):
+        await blobs.put(f"s/{i}", str(i).encode())
+
+    def program() -> Program[list[tuple[str, bytes]]]:
+        found = yield from scan("s/", start_after="s/0", reverse=True, limit=3)
+        return [(blob.key, blob.data) for blob in found]
+
+    got = await blobs.run(program(), write=False)
+    assert got == [("s/4", b"4"), ("s/3", b"3"), ("s/2", b"2")], "scan returns values"
+
+
+@check
+async def programs_run_as_units(blobs: BlobStore) -> None:
+    def copy(src: str, dst: str) -> Program[int]:
+        blob = yield from get(src)
+        assert blob is not None
+        info = yield from put(dst, blob.data + b"!")
+        return info.size
+
+    await blobs.put("src", b"data")
+    assert await blobs.run(copy("src", "dst"), write=True) == 5, "run returns the result"
+    dst = await blobs.get("dst")
+    assert dst is not None and dst.data == b"data!", "a program's writes are kept"
+
+    def caught() -> Generator[Op, Any, str]:
+        try:
+            yield from put("dst", b"x", if_none_match=True)
+        except PreconditionFailedError:
+            return "caught"
+        return "not raised"
+
+    assert await blobs.run(caught(), write=True) == "caught", "failures are thrown into programs"
+
+    class Boom(Exception):
+        pass
+
+    def failing() -> Program[None]:
+        yield from put("partial", b"1")
+        raise Boom
+
+    try:
+        await blobs.run(failing(), write=True)
+    except Boom:
+        pass
+    else:
+        raise AssertionError("an exception inside a program propagates out of run")
+    if blobs.atomic:
+        assert await blobs.get("partial") is None, "an atomic backend rolls back a failed unit"
+
+
+@check
+async def atomic_units_are_isolated(blobs: BlobStore) -> None:
+    if not blobs.atomic:
+        return
+    await blobs.put("counter", b"0")
+
+    def increment() -> Program[None]:
+        blob = yield from get("counter")
+        assert blob is not None
+        yield from put("counter", str(int(blob.data) + 1).encode())
+
+    await asyncio.gather(*(blobs.run(increment(), write=True) for _ in range(50)))
+    blob = await blobs.get("counter")
+    assert blob is not None and blob.data == b"50", "atomic read-modify-write units lose nothing"
+
+
+async def run_blob_conformance(open_backend: OpenBackend) -> list[str]:
+    """Run every check on a fresh backend; returns the names of the checks run."""
+    ran = []
+    for fn in CHECKS:
+        blobs = await open_backend()
+        try:
+            await fn(blobs)
+        except AssertionError as exc:
+            raise AssertionError(f"{fn.__name__}: {exc}") from exc
+        finally:
+            await blobs.close()
+            await blobs.close()  # closing twice is allowed
+        ran.append(fn.__name__)
+    return ran

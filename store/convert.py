@@ -1,0 +1,130 @@
+"""Turn stored messages into the input shapes of the model APIs.
+
+Both functions accept :class:`Message` objects or their ``to_dict()`` form.
+Tool-calling ids travel in message metadata, as the platform's examples do:
+``metadata["tool_calls"]`` on an assistant message (Chat Completions shape)
+and ``metadata["tool_call_id"]`` (or ``"tool_use_id"``) on a tool message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .models import Message
+
+MessageLike = Message | Mapping[str, Any]
+
+
+def _fields(message: MessageLike) -> tuple[str, Any, dict[str, Any]]:
+    if isinstance(message, Message):
+        return message.role, message.content, dict(message.metadata or {})
+    return str(message["role"]), message.get("content"), dict(message.get("metadata") or {})
+
+
+def to_openai_input(messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
+    """``{role, content}`` items for Chat Completions; roles and content pass
+    through, plus ``tool_calls`` / ``tool_call_id`` / ``name`` from metadata."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        role, content, metadata = _fields(message)
+        item: dict[str, Any] = {"role": role, "content": content}
+        if role == "assistant" and metadata.get("tool_calls"):
+            item["tool_calls"] = metadata["tool_calls"]
+        if role == "tool":
+            call_id = metadata.get("tool_call_id") or metadata.get("tool_use_id")
+            if call_id:
+                item["tool_call_id"] = call_id
+        if isinstance(metadata.get("name"), str) and role in ("user", "assistant", "system"):
+            item["name"] = metadata["name"]
+        out.append(item)
+    return out
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """Anthropic content blocks for any stored content."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    if isinstance(content, dict):
+        return [content]
+    if isinstance(content, list):
+        blocks: list[dict[str, Any]] = []
+        for part in content:
+            if isinstance(part, str):
+                if part:
+                    blocks.append({"type": "text", "text": part})
+            elif isinstance(part, dict):
+                blocks.append(part)
+            else:
+                blocks.append({"type": "text", "text": json.dumps(part)})
+        return blocks
+    return [{"type": "text", "text": json.dumps(content)}] if content is not None else []
+
+
+def _tool_use_blocks(tool_calls: Any) -> list[dict[str, Any]]:
+    blocks = []
+    for call in tool_calls if isinstance(tool_calls, list) else []:
+        function = call.get("function", {}) if isinstance(call, dict) else {}
+        arguments = function.get("arguments", {})
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments else {}
+            except json.JSONDecodeError:
+                arguments = {"arguments": arguments}
+        if isinstance(call, dict) and call.get("id") and function.get("name"):
+            blocks.append(
+                {"type": "tool_use", "id": call["id"], "name": function["name"], "input": arguments}
+            )
+    return blocks
+
+
+def to_anthropic_messages(messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
+    """``messages`` for the Anthropic Messages API.
+
+    System messages are left out (the API takes them as the separate
+    ``system`` parameter). Tool messages become ``tool_result`` blocks in a
+    user turn when their metadata carries the call id, otherwise user text.
+    Consecutive turns of one role merge into one, tool results first, and
+    empty turns are dropped, as the API requires.
+    """
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, content, metadata = _fields(message)
+        if role == "system":
+            continue
+        if role == "tool":
+            call_id = metadata.get("tool_use_id") or metadata.get("tool_call_id")
+            if call_id:
+                result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call_id}
+                result_blocks = _blocks(content)
+                if result_blocks:
+                    result["content"] = result_blocks
+                if metadata.get("is_error"):
+                    result["is_error"] = True
+                blocks = [result]
+            else:
+                blocks = _blocks(content)
+            role = "user"
+        else:
+            blocks = _blocks(content)
+            if role == "assistant":
+                blocks += _tool_use_blocks(metadata.get("tool_calls"))
+        if not blocks:
+            continue
+        if turns and turns[-1]["role"] == role:
+            merged = turns[-1]["content"] + blocks
+            # tool_result blocks must open a user turn
+            merged.sort(key=lambda block: block.get("type") != "tool_result")
+            turns[-1]["content"] = merged
+        else:
+            turns.append({"role": role, "content": blocks})
+    for turn in turns:  # plain single-text turns read best as strings
+        content = turn["content"]
+        if (
+            len(content) == 1
+            and content[0].get("type") == "text"
+            and set(content[0]) == {"type", "text"}
+        ):
+            turn["content"] = content[0]["text"]
+    return turns

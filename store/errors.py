@@ -1,0 +1,67 @@
+"""Every error makers_store raises, rooted at :class:`StoreError`.
+
+::
+
+    StoreError
+    ├── MemoryValidationError (also ValueError)   an argument broke a rule; the error names both
+    ├── MemoryQuotaExceededError                  a conversation already holds the maximum of messages
+    ├── MemoryNotFoundError (also KeyError)       the message or conversation named does not exist
+    ├── MemoryConflictError                       a concurrent writer won; retrying may succeed
+    │   └── PreconditionFailedError               a blob's if-match / if-none-match did not hold
+    ├── MemoryCorruptError                        stored bytes do not decode as what they should be
+    └── BackendError                              the storage backend failed (I/O, locks, driver)
+        └── MissingExtraError (also ImportError)  an optional dependency is not installed
+
+Backends translate their native exceptions into these at their edge; nothing
+above the blob layer ever sees ``sqlite3.Error`` or a driver's exception.
+The names keep the platform's ``Memory*`` prefix; none shadows the builtin
+``MemoryError``.
+"""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every error raised by makers_store."""
+
+
+class MemoryValidationError(StoreError, ValueError):
+    """An argument broke a documented rule (length, type, range, JSON)."""
+
+
+class MemoryQuotaExceededError(StoreError):
+    """A conversation already holds the maximum number of messages."""
+
+
+class MemoryNotFoundError(StoreError, KeyError):
+    """The message or conversation named by the caller does not exist."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class MemoryConflictError(StoreError):
+    """A concurrent writer changed the data first."""
+
+
+class PreconditionFailedError(MemoryConflictError):
+    """A conditional blob write or delete found a different version."""
+
+
+class MemoryCorruptError(StoreError):
+    """Stored bytes could not be decoded."""
+
+
+class BackendError(StoreError):
+    """The storage backend failed."""
+
+
+class MissingExtraError(BackendError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
+
+
+def missing_extra(package: str, extra: str) -> MissingExtraError:
+    """Build the error raised when an optional import fails."""
+    return MissingExtraError(
+        f"{package} is not installed; install it with: pip install 'makers-store[{extra}]'"
+    )

@@ -1,0 +1,497 @@
+"""The store's logic as I/O-free programs over the blob operations.
+
+Each function returns a generator (see :mod:`makers_store.blob`) that a
+backend runs as one unit of work. Arguments arrive validated. The write order
+is chosen for backends that cannot run a unit atomically:
+
+* ``c/{cid}/meta`` is the commit point of a conversation. A message blob
+  becomes visible only once meta's ``next_seq`` passes it, so a crash after
+  writing a message but before meta leaves an invisible leftover that the
+  next append overwrites.
+* Meta is written with if-match on the etag it was read with (if-none-match
+  when new); a concurrent writer makes the unit fail with
+  PreconditionFailedError and the caller runs it again.
+* Deletions first commit their intent to meta (``tombstones``,
+  ``cleared_below``, ``deleting``), which hides the data at once, then remove
+  blobs; whoever next writes the conversation finishes an interrupted one.
+* Index entries are derived data. An append writes the new entries before
+  meta and deletes the old ones after it, so a listing never misses a
+  conversation; readers skip entries that disagree with meta, and an index
+  rebuild recreates them from meta alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import keys
+from .blob import BlobInfo, Op, Program, delete, get, list_keys, put, scan
+from .codec import (
+    ConversationRecord,
+    decode_message,
+    decode_state,
+    encode_json,
+    encode_message,
+    encode_state,
+    pending_append,
+)
+from .errors import MemoryNotFoundError, MemoryQuotaExceededError, PreconditionFailedError
+from .models import ConversationMeta, ListConversationsResult, Message
+
+MAX_MESSAGES = 10_000
+DELETE_BATCH = 500
+
+Meta = tuple[ConversationRecord | None, str | None]
+
+
+# --- meta ------------------------------------------------------------------
+
+
+def load_meta(cid: str) -> Generator[Op, Any, Meta]:
+    """The stored meta and its etag, as is (possibly marked deleting)."""
+    blob = yield from get(keys.meta_key(cid))
+    if blob is None:
+        return None, None
+    return ConversationRecord.decode(blob.data), blob.etag
+
+
+def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
+    """Meta for a writer: finishes an interrupted deletion or clean-up first."""
+    record, etag = yield from load_meta(cid)
+    if record is not None and record.deleting:
+        yield from _remove_conversation(cid, record)
+        return None, None
+    if record is not None and record.tombstones:
+        for seq in record.tombstones:
+            yield from delete(keys.message_key(cid, seq))
+        record.tombstones = []
+    return record, etag
+
+
+def save_meta(cid: str, record: ConversationRecord, etag: str | None) -> Generator[Op, Any, str]:
+    info = yield from put(
+        keys.meta_key(cid), record.encode(), if_match=etag, if_none_match=etag is None
+    )
+    return info.etag
+
+
+def visible_meta(cid: str) -> Generator[Op, Any, ConversationRecord | None]:
+    """Meta for a reader: None when missing or being deleted."""
+    record, _ = yield from load_meta(cid)
+    return None if record is None or record.deleting else record
+
+
+# --- index entries ---------------------------------------------------------
+
+
+def index_keys(cid: str, record: ConversationRecord) -> list[str]:
+    at = record.last_message_at
+    return [keys.index_key(keys.INDEX_ALL, at, cid)] + [
+        keys.index_key(keys.user_index_prefix(uid), at, cid) for uid in record.user_ids
+    ]
+
+
+def add_index_entries(before: list[str], after: list[str]) -> Generator[Op, Any, list[str]]:
+    """Write the entries in ``after`` that ``before`` lacks. Called before meta
+    is saved: until then they disagree with meta and readers skip them."""
+    added = [key for key in after if key not in before]
+    for key in added:
+        yield from put(key, b"")
+    return added
+
+
+def remove_index_entries(before: list[str], after: list[str]) -> Generator[Op, Any, None]:
+    """Delete the entries of ``before`` that ``after`` no longer has (after meta is saved)."""
+    for key in before:
+        if key not in after:
+            yield from delete(key)
+
+
+def entry_is_current(
+    entry_key: str, prefix: str, uid: str | None, record: ConversationRecord | None
+) -> bool:
+    if record is None or record.deleting:
+        return False
+    rank, _ = keys.parse_index_key(prefix, entry_key)
+    return rank == max(record.last_message_at, 0) and (uid is None or uid in record.user_ids)
+
+
+# --- messages --------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class NewMessage:
+    """One append_message call; ``written`` remembers, across retries of the
+    unit, the seqs where this call has put its message blob."""
+
+    conversation_id: str
+    role: str
+    content_json: str
+    metadata_json: str
+    user_id: str | None
+    now: int
+    suffix: str
+    written: list[int] = field(default_factory=list)
+
+
+def append_message(new: NewMessage) -> Program[str]:
+    """Append one message.
+
+    The message blob is created at ``m/{next_seq}`` with if-none-match, then
+    meta is advanced with if-match. Without transactions two appends can race
+    for one seq: the loser finds the winner's uncommitted blob and commits it
+    on the winner's behalf (so a stalled or crashed writer never blocks the
+    conversation) before trying again; a writer whose meta update lost finds
+    its blob either committed by a helper or still pending at ``next_seq``.
+    """
+    cid = new.conversation_id
+    record, etag = yield from load_live_meta(cid)
+    for seq in list(new.written):  # an earlier attempt of this very call
+        blob = yield from get(keys.message_key(cid, seq))
+        mid = keys.message_id(seq, new.suffix)
+        if blob is None or pending_append(blob.data)[0] != mid:
+            new.written.remove(seq)
+        elif record is not None and seq < record.next_seq:
+            return mid  # committed by a helper
+        elif record is not None and seq == record.next_seq:
+            yield from _commit_append(cid, record, etag, seq, new.now, new.user_id)
+            return mid
+        else:  # written into a conversation that was deleted meanwhile
+            yield from delete(blob.key, if_match=blob.etag)
+            new.written.remove(seq)
+    if record is None:
+        record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
+    elif record.message_count >= MAX_MESSAGES:
+        raise MemoryQuotaExceededError(
+            f"conversation_id {cid!r} already holds {record.message_count} messages, "
+            f"the maximum is {MAX_MESSAGES}"
+        )
+    seq = record.next_seq
+    mid = keys.message_id(seq, new.suffix)
+    data = encode_message(
+        message_id=mid,
+        role=new.role,
+        content_json=new.content_json,
+        created_at=new.now,
+        metadata_json=new.metadata_json,
+        user_id=new.user_id,
+    )
+    try:
+        yield from put(keys.message_key(cid, seq), data, if_none_match=True)
+    except PreconditionFailedError:
+        pending = yield from get(keys.message_key(cid, seq))
+        if pending is not None:  # another append's uncommitted message: finish it first
+            _, created_at, user_id = pending_append(pending.data)
+            if etag is None:
+                record.created_at = created_at
+            yield from _commit_append(cid, record, etag, seq, created_at, user_id)
+        raise
+    new.written.append(seq)
+    yield from _commit_append(cid, record, etag, seq, new.now, new.user_id)
+    return mid
+
+
+def _commit_append(
+    cid: str,
+    record: ConversationRecord,
+    etag: str | None,
+    seq: int,
+    created_at: int,
+    user_id: str | None,
+) -> Generator[Op, Any, None]:
+    """Advance meta past the message at ``seq``; move the index entries."""
+    before = index_keys(cid, record) if etag is not None else []
+    record.next_seq = seq + 1
+    record.message_count += 1
+    record.last_message_at = created_at
+    if user_id is not None and user_id not in record.user_ids:
+        record.user_ids.append(user_id)
+    after = index_keys(cid, record)
+    # New entries first, old ones last: a listing never loses the conversation.
+    added = yield from add_index_entries(before, after)
+    try:
+        yield from save_meta(cid, record, etag)
+    except PreconditionFailedError:
+        current, _ = yield from load_meta(cid)
+        keep = index_keys(cid, current) if current is not None and not current.deleting else []
+        for key in added:  # entries no meta will vouch for would only be clutter
+            if key not in keep:
+                yield from delete(key)
+        raise
+    yield from remove_index_entries(before, after)
+
+
+def _seq_bounds(
+    record: ConversationRecord, order: str, after: int | None, before: int | None
+) -> tuple[int, int]:
+    low, high = record.cleared_below, record.next_seq
+    cursor = after if after is not None else before
+    if cursor is not None:
+        if (order == "asc") == (after is not None):
+            low = max(low, cursor + 1)
+        else:
+            high = min(high, cursor)
+    return low, high
+
+
+def get_messages(
+    cid: str, limit: int, order: str, after: int | None, before: int | None
+) -> Program[list[Message]]:
+    record = yield from visible_meta(cid)
+    if record is None:
+        return []
+    low, high = _seq_bounds(record, order, after, before)
+    if low >= high:
+        return []
+    reverse = (order == "desc") != (before is not None)
+    blobs = yield from scan(
+        keys.messages_prefix(cid),
+        start_after=keys.message_key(cid, low - 1) if low > 0 else None,
+        end_before=keys.message_key(cid, high),
+        reverse=reverse,
+        limit=limit + len(record.tombstones),
+    )
+    messages = [
+        decode_message(blob.data)
+        for blob in blobs
+        if not record.tombstones or record.visible(keys.seq_from_message_key(blob.key))
+    ][:limit]
+    if before is not None:
+        messages.reverse()
+    return messages
+
+
+def _find_message(
+    cid: str, message_id: str, seq: int | None
+) -> Generator[Op, Any, tuple[ConversationRecord, str | None, Message, str]]:
+    record, etag = yield from load_live_meta(cid)
+    blob = None
+    if record is not None and seq is not None and record.visible(seq):
+        blob = yield from get(keys.message_key(cid, seq))
+    message = decode_message(blob.data) if blob is not None else None
+    if record is None or blob is None or message is None or message.message_id != message_id:
+        raise MemoryNotFoundError(
+            f"message_id {message_id!r} is not a message of conversation_id {cid!r}"
+        )
+    return record, etag, message, blob.etag
+
+
+def update_message(
+    cid: str,
+    message_id: str,
+    seq: int | None,
+    content_json: str | None,
+    metadata_json: str | None,
+    now: int,
+) -> Program[Message]:
+    _, _, message, blob_etag = yield from _find_message(cid, message_id, seq)
+    assert seq is not None
+    if content_json is None:
+        content_json = encode_json(message.content, argument="content")
+    if metadata_json is None:
+        metadata_json = encode_json(message.metadata, argument="metadata")
+    data = encode_message(
+        message_id=message_id,
+        role=message.role,
+        content_json=content_json,
+        created_at=message.created_at,
+        metadata_json=metadata_json,
+        updated_at=now,
+    )
+    yield from put(keys.message_key(cid, seq), data, if_match=blob_etag)
+    return decode_message(data)
+
+
+def delete_message(cid: str, message_id: str, seq: int | None) -> Program[None]:
+    record, etag, _, _ = yield from _find_message(cid, message_id, seq)
+    assert seq is not None
+    record.message_count -= 1
+    record.tombstones.append(seq)
+    etag = yield from save_meta(cid, record, etag)
+    yield from delete(keys.message_key(cid, seq))
+    record.tombstones.remove(seq)
+    yield from save_meta(cid, record, etag)
+
+
+def clear_messages(cid: str) -> Program[None]:
+    record, etag = yield from load_live_meta(cid)
+    if record is None:
+        return
+    record.cleared_below = record.next_seq
+    record.message_count = 0
+    yield from save_meta(cid, record, etag)
+    yield from _delete_range(
+        keys.messages_prefix(cid), end_before=keys.message_key(cid, record.next_seq)
+    )
+
+
+def _delete_range(
+    prefix: str, *, end_before: str | None = None, keep: str | None = None
+) -> Generator[Op, Any, int]:
+    removed = 0
+    start_after: str | None = None
+    while True:
+        batch: list[BlobInfo] = yield from list_keys(
+            prefix, start_after=start_after, end_before=end_before, limit=DELETE_BATCH
+        )
+        for info in batch:
+            if info.key != keep:
+                removed += yield from delete(info.key)
+        if len(batch) < DELETE_BATCH:
+            return removed
+        start_after = batch[-1].key
+
+
+# --- conversations ---------------------------------------------------------
+
+
+def get_conversation(cid: str) -> Program[ConversationMeta | None]:
+    record = yield from visible_meta(cid)
+    return None if record is None else record.public()
+
+
+def update_conversation(cid: str, patch: dict[str, Any]) -> Program[ConversationMeta]:
+    record, etag = yield from load_live_meta(cid)
+    if record is None:
+        raise MemoryNotFoundError(f"conversation_id {cid!r} does not exist")
+    for key, value in patch.items():
+        if value is None:
+            record.metadata.pop(key, None)
+        else:
+            record.metadata[key] = value
+    yield from save_meta(cid, record, etag)
+    return record.public()
+
+
+def delete_conversation(cid: str) -> Program[None]:
+    record, etag = yield from load_meta(cid)
+    if record is not None and not record.deleting:
+        record.deleting = True
+        yield from save_meta(cid, record, etag)
+    if record is None:
+        yield from _delete_range(keys.conversation_prefix(cid))
+    else:
+        yield from _remove_conversation(cid, record)
+
+
+def _remove_conversation(cid: str, record: ConversationRecord) -> Generator[Op, Any, None]:
+    """Second half of a deletion whose intent is committed in meta."""
+    meta_key = keys.meta_key(cid)
+    yield from _delete_range(keys.conversation_prefix(cid), keep=meta_key)
+    for key in index_keys(cid, record):
+        yield from delete(key)
+    yield from delete(meta_key)
+
+
+def list_conversations(
+    limit: int, order: str, after: str | None, before: str | None, uid: str | None
+) -> Program[ListConversationsResult]:
+    prefix = keys.index_prefix(uid)
+    cursor = after if after is not None else before
+    greater = (order == "asc") == (after is not None)
+    reverse = (order == "desc") != (before is not None)
+    found = yield from _current_entries(
+        prefix,
+        uid,
+        start_after=cursor if cursor is not None and greater else None,
+        end_before=cursor if cursor is not None and not greater else None,
+        reverse=reverse,
+        want=limit + 1,
+    )
+    has_more = len(found) > limit
+    found = found[:limit]
+    if not found:
+        return ListConversationsResult(items=[])
+    # Whether anything lies on the far side of the cursor-side end of the page.
+    beyond_cursor = False
+    if cursor is not None:
+        edge = found[0][0]
+        probe = yield from _current_entries(
+            prefix,
+            uid,
+            start_after=edge if reverse else None,
+            end_before=None if reverse else edge,
+            reverse=not reverse,
+            want=1,
+        )
+        beyond_cursor = bool(probe)
+    if before is not None:
+        found.reverse()
+        has_next, has_previous = beyond_cursor, has_more
+    else:
+        has_next, has_previous = has_more, beyond_cursor
+    return ListConversationsResult(
+        items=[record.public() for _, record in found],
+        next_cursor=keys.cursor_of_index_key(prefix, found[-1][0]) if has_next else None,
+        previous_cursor=keys.cursor_of_index_key(prefix, found[0][0]) if has_previous else None,
+    )
+
+
+def _current_entries(
+    prefix: str,
+    uid: str | None,
+    *,
+    start_after: str | None,
+    end_before: str | None,
+    reverse: bool,
+    want: int,
+) -> Generator[Op, Any, list[tuple[str, ConversationRecord]]]:
+    """Up to ``want`` index entries that agree with their conversation's meta."""
+    found: list[tuple[str, ConversationRecord]] = []
+    while len(found) < want:
+        batch = yield from list_keys(
+            prefix, start_after=start_after, end_before=end_before, reverse=reverse, limit=want
+        )
+        for info in batch:
+            _, cid = keys.parse_index_key(prefix, info.key)
+            record = yield from visible_meta(cid)
+            if record is not None and entry_is_current(info.key, prefix, uid, record):
+                found.append((info.key, record))
+                if len(found) == want:
+                    break
+        if len(batch) < want:
+            break
+        if reverse:
+            end_before = batch[-1].key
+        else:
+            start_after = batch[-1].key
+    return found
+
+
+# --- state -----------------------------------------------------------------
+
+
+def state_get(cid: str, name: str) -> Program[Any]:
+    record, _ = yield from load_meta(cid)
+    if record is not None and record.deleting:
+        return None
+    blob = yield from get(keys.state_key(cid, name))
+    return None if blob is None else decode_state(blob.data)
+
+
+def state_set(cid: str, name: str, value_json: str) -> Program[None]:
+    yield from load_live_meta(cid)
+    yield from put(keys.state_key(cid, name), encode_state(value_json))
+
+
+def state_delete(cid: str, name: str) -> Program[None]:
+    yield from load_live_meta(cid)
+    yield from delete(keys.state_key(cid, name))
+
+
+def state_items(cid: str) -> Program[dict[str, Any]]:
+    record, _ = yield from load_meta(cid)
+    if record is not None and record.deleting:
+        return {}
+    items: dict[str, Any] = {}
+    prefix = keys.state_prefix(cid)
+    start_after: str | None = None
+    while True:
+        batch = yield from scan(prefix, start_after=start_after, limit=DELETE_BATCH)
+        for blob in batch:
+            items[keys.state_name_from_key(blob.key)] = decode_state(blob.data)
+        if len(batch) < DELETE_BATCH:
+            return items
+        start_after = batch[-1].key

@@ -1,0 +1,129 @@
+"""Argument checks shared by the public API. Every error names the argument
+and the rule it broke, and is raised before anything is written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import keys
+from .codec import encode_json
+from .errors import MemoryValidationError
+from .models import ROLES
+
+MAX_ID_LENGTH = 256
+MAX_CONTENT_BYTES = 50 * 1024 * 1024
+MIN_LIMIT, MAX_LIMIT = 1, 100
+
+
+def identifier(value: Any, argument: str) -> str:
+    if not isinstance(value, str):
+        raise MemoryValidationError(f"{argument} must be a string, not {type(value).__name__}")
+    if not value:
+        raise MemoryValidationError(f"{argument} must not be empty")
+    if len(value) > MAX_ID_LENGTH:
+        raise MemoryValidationError(
+            f"{argument} must be at most {MAX_ID_LENGTH} characters, got {len(value)}"
+        )
+    return value
+
+
+def conversation_id(value: Any) -> str:
+    return identifier(value, "conversation_id")
+
+
+def optional_user_id(value: Any) -> str | None:
+    return None if value is None else identifier(value, "user_id")
+
+
+def role(value: Any) -> str:
+    if value not in ROLES:
+        allowed = ", ".join(sorted(ROLES))
+        raise MemoryValidationError(f"role must be one of {allowed}; got {value!r}")
+    return str(value)
+
+
+def content_json(value: Any) -> str:
+    if not isinstance(value, str | list | dict):
+        raise MemoryValidationError(
+            f"content must be a str, list or dict, not {type(value).__name__}"
+        )
+    text = encode_json(value, argument="content")
+    # UTF-8 never takes more than 4 bytes per character; measure only when it could matter.
+    if len(text) * 4 > MAX_CONTENT_BYTES:
+        size = len(text.encode("utf-8"))
+        if size > MAX_CONTENT_BYTES:
+            raise MemoryValidationError(
+                f"content must serialize to at most {MAX_CONTENT_BYTES} bytes (50 MB), got {size}"
+            )
+    return text
+
+
+def metadata_json(value: Any, *, argument: str = "metadata") -> str:
+    if value is not None and not isinstance(value, dict):
+        raise MemoryValidationError(
+            f"{argument} must be a dict or None, not {type(value).__name__}"
+        )
+    return encode_json(value, argument=argument)
+
+
+def metadata_patch(value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise MemoryValidationError(f"metadata must be a dict, not {type(value).__name__}")
+    encode_json(value, argument="metadata")
+    return dict(value)
+
+
+def limit(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MemoryValidationError(f"limit must be an int, not {type(value).__name__}")
+    if not MIN_LIMIT <= value <= MAX_LIMIT:
+        raise MemoryValidationError(
+            f"limit must be between {MIN_LIMIT} and {MAX_LIMIT}, got {value}"
+        )
+    return value
+
+
+def order(value: Any) -> str:
+    if value not in ("asc", "desc"):
+        raise MemoryValidationError(f"order must be 'asc' or 'desc', got {value!r}")
+    return str(value)
+
+
+def exclusive_cursors(after: Any, before: Any) -> None:
+    if after is not None and before is not None:
+        raise MemoryValidationError("after and before are mutually exclusive; pass only one")
+    for name, value in (("after", after), ("before", before)):
+        if value is not None and not isinstance(value, str):
+            raise MemoryValidationError(f"{name} must be a string, not {type(value).__name__}")
+
+
+def message_cursor(value: str | None, argument: str) -> int | None:
+    if value is None:
+        return None
+    seq = keys.seq_of_message_id(value)
+    if seq is None:
+        raise MemoryValidationError(
+            f"{argument} must be a message id returned by this store (msg_...), got {value!r}"
+        )
+    return seq
+
+
+def conversation_cursor(value: str | None, argument: str, prefix: str) -> str | None:
+    if value is None:
+        return None
+    position = keys.index_key_of_cursor(prefix, value)
+    if position is None:
+        raise MemoryValidationError(
+            f"{argument} must be a cursor returned by list_conversations, got {value!r}"
+        )
+    return position
+
+
+def message_id(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise MemoryValidationError(f"message_id must be a non-empty string, got {value!r}")
+    return value
+
+
+def state_key(value: Any) -> str:
+    return identifier(value, "key")

@@ -1,0 +1,63 @@
+"""Writer processes for the multi-process and crash tests.
+
+python -m tests.workers append URL CONVERSATION COUNT TAG [USER]
+python -m tests.workers spread URL PREFIX CONVERSATIONS COUNT TAG USER
+python -m tests.workers forever URL CONVERSATION      (prints each acknowledged append)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+
+import makers_store
+
+
+async def append(url: str, cid: str, count: int, tag: str, user: str | None) -> None:
+    async with makers_store.open_store(url) as store:
+        for i in range(count):
+            await store.append_message(
+                conversation_id=cid, role="user", content=f"{tag}-{i}", user_id=user
+            )
+
+
+async def spread(
+    url: str, prefix: str, conversations: int, count: int, tag: str, user: str
+) -> None:
+    async with makers_store.open_store(url) as store:
+        for i in range(count):
+            cid = f"{prefix}{i % conversations}"
+            await store.append_message(
+                conversation_id=cid, role="user", content=f"{tag}-{i}", user_id=user
+            )
+
+
+async def forever(url: str, cid: str) -> None:
+    async with makers_store.open_store(url) as store:
+        i = 0
+        while True:
+            await store.append_message(
+                conversation_id=cid,
+                role="assistant",
+                content={"n": i, "pad": "x" * (i % 7) * 1000},
+                metadata={"n": i},
+                user_id="u",
+            )
+            print(i, flush=True)
+            i += 1
+
+
+def main(argv: list[str]) -> None:
+    command, url, *rest = argv
+    if command == "append":
+        asyncio.run(append(url, rest[0], int(rest[1]), rest[2], rest[3] if len(rest) > 3 else None))
+    elif command == "spread":
+        asyncio.run(spread(url, rest[0], int(rest[1]), int(rest[2]), rest[3], rest[4]))
+    elif command == "forever":
+        asyncio.run(forever(url, rest[0]))
+    else:
+        raise SystemExit(f"unknown command {command}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
