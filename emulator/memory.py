@@ -19,6 +19,7 @@ from makers_store.blob import (
     BlobInfo,
     BlobStore,
     Delete,
+    Entry,
     Get,
     ListKeys,
     Op,
@@ -71,7 +72,7 @@ class MemoryMap:
         if isinstance(op, ListKeys | Scan):
             found = self._range(op)
             if isinstance(op, Scan):
-                return found
+                return [Entry(b.key, b.data) for b in found]
             return [BlobInfo(b.key, b.etag, b.size, b.updated_at) for b in found]
         raise TypeError(f"unknown blob operation {op!r}")
 

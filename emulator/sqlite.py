@@ -1,10 +1,15 @@
 """The SQLite emulator of the platform's Blob storage (``sqlite:///path.db``).
 
 One table of blobs, keyed by the blob key. Every unit of work is one
-transaction on one connection owned by one worker thread: ``BEGIN
-IMMEDIATE`` for writers, so writers in other processes queue on SQLite's lock
-(within ``busy_timeout``), a deferred ``BEGIN`` for readers, which see a
+transaction: ``BEGIN IMMEDIATE`` for writers, so writers in other processes
+queue on SQLite's lock, a deferred ``BEGIN`` for readers, which see a
 snapshot thanks to WAL. Any error rolls the unit back.
+
+A unit first runs inline, on the caller's thread, on a connection that never
+waits for a lock: a unit is a few statements and no I/O waits, so this costs
+less than a thread hop. If the database is locked by another writer, the unit
+runs instead on a worker thread whose connection waits up to ``busy_timeout``,
+so the event loop never blocks on another process.
 
 ``synchronous=NORMAL`` (the default) never corrupts the file and loses no
 committed unit when a process dies; a power cut may lose the last units.
@@ -14,6 +19,7 @@ committed unit when a process dies; a power cut may lose the last units.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import sqlite3
 import threading
@@ -27,6 +33,7 @@ from makers_store.blob import (
     BlobInfo,
     BlobStore,
     Delete,
+    Entry,
     Get,
     ListKeys,
     Op,
@@ -42,23 +49,32 @@ from makers_store.errors import (
     StoreError,
 )
 
-from .migrations import migrate
+from . import migrations
 
 T = TypeVar("T")
 
 _GET = "SELECT etag, size, updated_at, data FROM blobs WHERE key = ?"
-_ETAG = "SELECT etag FROM blobs WHERE key = ?"
 _UPSERT = (
     "INSERT INTO blobs (key, etag, size, updated_at, data) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (key) DO UPDATE SET etag = excluded.etag, size = excluded.size, "
     "updated_at = excluded.updated_at, data = excluded.data"
 )
+_CREATE = (
+    "INSERT INTO blobs (key, etag, size, updated_at, data) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (key) DO NOTHING"
+)
+_REPLACE = (
+    "UPDATE blobs SET etag = ?, size = ?, updated_at = ?, data = ? WHERE key = ? AND etag = ?"
+)
 _DELETE = "DELETE FROM blobs WHERE key = ?"
+_DELETE_IF = "DELETE FROM blobs WHERE key = ? AND etag = ?"
+_SNAPSHOT = "SELECT 1 FROM blobs LIMIT 1"  # a read that pins the WAL snapshot
 SYNCHRONOUS = ("off", "normal", "full", "extra")
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
 
 
 def _range_sql(op: ListKeys | Scan) -> tuple[str, list[Any]]:
-    columns = "key, etag, size, updated_at" + (", data" if isinstance(op, Scan) else "")
+    columns = "key, data" if isinstance(op, Scan) else "key, etag, size, updated_at"
     where: list[str] = []
     params: list[Any] = []
     if op.prefix:
@@ -80,6 +96,15 @@ def _range_sql(op: ListKeys | Scan) -> tuple[str, list[Any]]:
     return sql, params
 
 
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code in _BUSY_CODES or "locked" in str(exc) or "busy" in str(exc)
+
+
+class _Busy(Exception):
+    """The inline connection found the database locked before the unit began."""
+
+
 class SqliteBlobStore(BlobStore):
     atomic: ClassVar[bool] = True
 
@@ -92,77 +117,100 @@ class SqliteBlobStore(BlobStore):
         self.synchronous = synchronous.lower()
         self.busy_timeout_ms = busy_timeout_ms
         self.schema_version = 0
-        self._conn: sqlite3.Connection | None = None
+        self._worker_conn: sqlite3.Connection | None = None
+        self._inline_conn: sqlite3.Connection | None = None
+        self._inline_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="makers-sqlite")
         self._closed = False
-        self._pid = os.getpid()
-        self._lock = threading.Lock()
+        self._etag_prefix = os.urandom(6).hex() + "-"
+        self._etags = itertools.count(1)
 
-    # --- connection (worker thread only) --------------------------------
+    # --- connections -----------------------------------------------------
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
+    def _connect(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except (OSError, sqlite3.Error) as exc:
+            raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        except sqlite3.Error as exc:
+            conn.close()
+            raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
+        return conn
+
+    def _worker_connection(self) -> sqlite3.Connection:
+        """The worker thread's connection; the first one brings the schema up to date."""
+        if self._worker_conn is None:
+            conn = self._connect(self.busy_timeout_ms)
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(
-                    self.path,
-                    isolation_level=None,
-                    check_same_thread=False,
-                    timeout=self.busy_timeout_ms / 1000,
-                )
-                conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self.schema_version = migrate(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
+                self.schema_version = self._prepare(conn)
+            except (sqlite3.Error, RuntimeError) as exc:
+                conn.close()
                 raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
-            except RuntimeError as exc:
-                raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
-            self._conn = conn
-        return self._conn
+            except BaseException:
+                conn.close()
+                raise
+            self._worker_conn = conn
+        return self._worker_conn
+
+    def _prepare(self, conn: sqlite3.Connection) -> int:
+        version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        if version == migrations.SCHEMA_VERSION:  # the common case: no write lock to open
+            return version
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            version = migrations.migrate(conn)
+            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback(conn)
+            raise
+        return version
+
+    # --- units -----------------------------------------------------------
 
     def _apply(self, conn: sqlite3.Connection, op: Op) -> Any:
-        if isinstance(op, Get):
+        if type(op) is Get:
             row = conn.execute(_GET, (op.key,)).fetchone()
-            return None if row is None else Blob(op.key, row[0], row[1], row[2], row[3])
-        if isinstance(op, Put):
-            if op.if_match is not None or op.if_none_match:
-                row = conn.execute(_ETAG, (op.key,)).fetchone()
-                if op.if_none_match and row is not None:
-                    raise PreconditionFailedError(f"{op.key!r} already exists")
-                if op.if_match is not None and (row is None or row[0] != op.if_match):
-                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            etag = os.urandom(8).hex()
+            return None if row is None else Blob(op.key, *row)
+        if type(op) is Put:
+            etag = f"{self._etag_prefix}{next(self._etags):x}"
             now = time.time_ns() // 1_000_000
-            conn.execute(_UPSERT, (op.key, etag, len(op.data), now, op.data))
-            return BlobInfo(op.key, etag, len(op.data), now)
-        if isinstance(op, Delete):
+            size = len(op.data)
             if op.if_match is not None:
-                row = conn.execute(_ETAG, (op.key,)).fetchone()
-                if row is None or row[0] != op.if_match:
+                cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
+                if cursor.rowcount == 0:
                     raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            return conn.execute(_DELETE, (op.key,)).rowcount > 0
-        if isinstance(op, Scan):
+            elif op.if_none_match:
+                if conn.execute(_CREATE, (op.key, etag, size, now, op.data)).rowcount == 0:
+                    raise PreconditionFailedError(f"{op.key!r} already exists")
+            else:
+                conn.execute(_UPSERT, (op.key, etag, size, now, op.data))
+            return BlobInfo(op.key, etag, size, now)
+        if type(op) is Delete:
+            if op.if_match is None:
+                return conn.execute(_DELETE, (op.key,)).rowcount > 0
+            if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+            return True
+        if type(op) is Scan:
             sql, params = _range_sql(op)
-            return [Blob(*row) for row in conn.execute(sql, params)]
-        if isinstance(op, ListKeys):
+            return [Entry(*row) for row in conn.execute(sql, params)]
+        if type(op) is ListKeys:
             sql, params = _range_sql(op)
             return [BlobInfo(*row) for row in conn.execute(sql, params)]
         raise TypeError(f"unknown blob operation {op!r}")
 
-    def _run_sync(self, program: Program[T], write: bool) -> T:
-        conn = self._connection()
-        try:
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-        except sqlite3.Error as exc:
-            program.close()
-            raise BackendError(f"SQLite store {self.path}: cannot begin: {exc}") from exc
+    def _begin(self, conn: sqlite3.Connection, write: bool) -> None:
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        if not write:
+            conn.execute(_SNAPSHOT).fetchall()
+
+    def _run_unit(self, conn: sqlite3.Connection, program: Program[T]) -> T:
+        """Drive ``program`` inside the transaction already begun on ``conn``."""
         try:
             result = drive_sync(program, lambda op: self._apply(conn, op))
             conn.execute("COMMIT")
@@ -173,6 +221,33 @@ class SqliteBlobStore(BlobStore):
         except BaseException:
             self._rollback(conn)
             raise
+
+    def _run_inline(self, program: Program[T], write: bool) -> T:
+        """Run on the caller's thread, or raise _Busy before the unit begins."""
+        if self._inline_conn is None:
+            self._inline_conn = self._connect(busy_timeout_ms=0)
+        conn = self._inline_conn
+        try:
+            self._begin(conn, write)
+        except sqlite3.Error as exc:
+            self._rollback(conn)
+            if _is_busy(exc):
+                raise _Busy from None
+            program.close()
+            raise BackendError(f"SQLite store {self.path}: cannot begin: {exc}") from exc
+        return self._run_unit(conn, program)
+
+    def _run_in_worker(self, program: Program[T], write: bool) -> T:
+        try:
+            conn = self._worker_connection()
+            self._begin(conn, write)
+        except sqlite3.Error as exc:
+            program.close()
+            raise BackendError(f"SQLite store {self.path}: cannot begin: {exc}") from exc
+        except BaseException:
+            program.close()
+            raise
+        return self._run_unit(conn, program)
 
     @staticmethod
     def _rollback(conn: sqlite3.Connection) -> None:
@@ -188,32 +263,39 @@ class SqliteBlobStore(BlobStore):
         if self._closed:
             program.close()
             raise BackendError(f"SQLite store {self.path} is closed")
+        if self._worker_conn is not None and self._inline_lock.acquire(blocking=False):
+            try:
+                return self._run_inline(program, write)
+            except _Busy:
+                pass  # another writer holds the lock: wait for it off the event loop
+            finally:
+                self._inline_lock.release()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._run_sync, program, write)
-
-    def run_blocking(self, program: Program[T], *, write: bool) -> T:
-        """Run a unit from synchronous code without an event loop."""
-        return self._executor.submit(self._run_sync, program, write).result()
+        return await loop.run_in_executor(self._executor, self._run_in_worker, program, write)
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        with self._inline_lock:
+            if self._inline_conn is not None:
+                self._inline_conn.close()
+                self._inline_conn = None
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self._close_connection)
+        await loop.run_in_executor(self._executor, self._close_worker)
         self._executor.shutdown(wait=True)
 
-    def _close_connection(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+    def _close_worker(self) -> None:
+        if self._worker_conn is not None:
+            self._worker_conn.close()
+            self._worker_conn = None
 
     def describe(self) -> dict[str, Any]:
         files = [self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
         size = sum(f.stat().st_size for f in files if f.exists())
-        if self._conn is None and not self._closed:
+        if self._worker_conn is None and not self._closed:
             try:
-                self._executor.submit(self._connection).result()
+                self._executor.submit(self._worker_connection).result()
             except StoreError:
                 pass
         return {

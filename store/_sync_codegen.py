@@ -37,7 +37,7 @@ from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
 
-__all__ = ["SyncContextStore", "SyncStateStore", "_UNSET"]
+__all__ = ["SyncContextStore", "SyncStateStore"]
 
 
 class SyncStateStore:

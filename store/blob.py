@@ -2,9 +2,10 @@
 
 A backend stores opaque bytes under string keys that sort by code point, and
 answers five operations: :class:`Get`, :class:`Put` (with if-match /
-if-none-match), :class:`Delete`, :class:`ListKeys` and :class:`Scan` (ranges
-of one prefix, either direction, with an exclusive ``start_after`` /
-``end_before`` window and a limit).
+if-none-match), :class:`Delete`, :class:`ListKeys` (keys with etag, size and
+time) and :class:`Scan` (keys with values), both over ranges of one prefix,
+in either direction, within an exclusive ``start_after`` / ``end_before``
+window and up to a limit.
 
 The store's logic is I/O-free: each public call is a *program*, a generator
 that yields operations and receives their results. A backend runs a whole
@@ -19,24 +20,25 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Generator
-from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, ClassVar, NamedTuple, TypeVar, cast
 
 from .errors import PreconditionFailedError
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class BlobInfo:
+# Plain named tuples: these are built once per row and per operation on the
+# hot paths, where dataclass construction costs several times as much.
+
+
+class BlobInfo(NamedTuple):
     key: str
     etag: str
     size: int
     updated_at: int  # milliseconds since the epoch
 
 
-@dataclass(frozen=True, slots=True)
-class Blob:
+class Blob(NamedTuple):
     key: str
     etag: str
     size: int
@@ -48,18 +50,23 @@ class Blob:
         return BlobInfo(self.key, self.etag, self.size, self.updated_at)
 
 
+class Entry(NamedTuple):
+    """A key and its value, as :class:`Scan` returns them."""
+
+    key: str
+    data: bytes
+
+
 # --- operations ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Get:
+class Get(NamedTuple):
     """-> Blob | None"""
 
     key: str
 
 
-@dataclass(frozen=True, slots=True)
-class Put:
+class Put(NamedTuple):
     """-> BlobInfo; raises PreconditionFailedError when a precondition fails.
 
     ``if_match``: the current etag must equal it. ``if_none_match``: the key
@@ -72,8 +79,7 @@ class Put:
     if_none_match: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Delete:
+class Delete(NamedTuple):
     """-> bool (whether a blob was removed); raises PreconditionFailedError
     when ``if_match`` is given and the etag differs or the blob is missing."""
 
@@ -81,8 +87,7 @@ class Delete:
     if_match: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class ListKeys:
+class ListKeys(NamedTuple):
     """-> list[BlobInfo] of keys starting with ``prefix`` strictly between
     ``start_after`` and ``end_before``, ascending (descending if ``reverse``),
     at most ``limit``."""
@@ -94,9 +99,8 @@ class ListKeys:
     limit: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Scan:
-    """Like :class:`ListKeys` but -> list[Blob], values included."""
+class Scan(NamedTuple):
+    """Like :class:`ListKeys` but -> list[Entry]: keys with their values."""
 
     prefix: str
     start_after: str | None = None
@@ -144,8 +148,8 @@ def scan(
     end_before: str | None = None,
     reverse: bool = False,
     limit: int | None = None,
-) -> Generator[Op, Any, list[Blob]]:
-    return cast("list[Blob]", (yield Scan(prefix, start_after, end_before, reverse, limit)))
+) -> Generator[Op, Any, list[Entry]]:
+    return cast("list[Entry]", (yield Scan(prefix, start_after, end_before, reverse, limit)))
 
 
 def single(op: Op) -> Program[Any]:

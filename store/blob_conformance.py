@@ -112,7 +112,7 @@ async def scanning(blobs: BlobStore) -> None:
 
     def program() -> Program[list[tuple[str, bytes]]]:
         found = yield from scan("s/", start_after="s/0", reverse=True, limit=3)
-        return [(blob.key, blob.data) for blob in found]
+        return [(entry.key, entry.data) for entry in found]
 
     got = await blobs.run(program(), write=False)
     assert got == [("s/4", b"4"), ("s/3", b"3"), ("s/2", b"2")], "scan returns values"

@@ -158,6 +158,12 @@ class ConversationRecord:
             raise MemoryCorruptError(f"conversation meta lacks field {exc}") from None
 
 
+# A message record is a JSON array, which decodes about twice as fast as an
+# object: [1, message_id, role, created_at, updated_at, user_id, metadata, content]
+# ``user_id`` is the append's (so another writer can commit a pending append);
+# it is not part of Message. Content comes last.
+
+
 def encode_message(
     *,
     message_id: str,
@@ -169,39 +175,43 @@ def encode_message(
     user_id: str | None = None,
 ) -> bytes:
     """Assemble a message record from already-validated JSON fragments, so a
-    large content is serialized exactly once. ``user_id`` (the append's, kept
-    so another writer can commit a pending append) is not part of Message."""
-    updated = "" if updated_at is None else f',"updated_at":{int(updated_at)}'
-    user = "" if user_id is None else f',"user_id":{dumps(user_id)}'
+    large content is serialized exactly once."""
+    updated = "null" if updated_at is None else str(int(updated_at))
+    user = "null" if user_id is None else dumps(user_id)
     return (
-        f'{{"message_id":{dumps(message_id)},"role":{dumps(role)},'
-        f'"created_at":{int(created_at)}{updated}{user},"metadata":{metadata_json},'
-        f'"content":{content_json}}}'
+        f"[1,{dumps(message_id)},{dumps(role)},{int(created_at)},{updated},{user},"
+        f"{metadata_json},{content_json}]"
     ).encode()
+
+
+def _message(row: Any) -> Message:
+    return Message(row[1], row[2], row[7], row[3], row[6], row[4])
+
+
+def decode_message(data: bytes) -> Message:
+    row = decode_json(data, what="message")
+    try:
+        return _message(row)
+    except (IndexError, KeyError, TypeError):
+        raise MemoryCorruptError("message record is malformed") from None
+
+
+def decode_messages(datas: list[bytes]) -> list[Message]:
+    """Decode a page of message records with one parser call."""
+    try:
+        rows = _decoder.decode("[" + b",".join(datas).decode("utf-8") + "]")
+        return [Message(r[1], r[2], r[7], r[3], r[6], r[4]) for r in rows]
+    except (UnicodeDecodeError, json.JSONDecodeError, IndexError, KeyError, TypeError):
+        return [decode_message(data) for data in datas]  # names the broken record
 
 
 def pending_append(data: bytes) -> tuple[str, int, str | None]:
     """(message_id, created_at, user_id) of a message record."""
-    raw = decode_json(data, what="message")
+    row = decode_json(data, what="message")
     try:
-        return raw["message_id"], raw["created_at"], raw.get("user_id")
-    except (KeyError, TypeError) as exc:
-        raise MemoryCorruptError(f"message lacks field {exc}") from None
-
-
-def decode_message(data: bytes) -> Message:
-    raw = decode_json(data, what="message")
-    try:
-        return Message(
-            message_id=raw["message_id"],
-            role=raw["role"],
-            content=raw["content"],
-            created_at=raw["created_at"],
-            metadata=raw["metadata"],
-            updated_at=raw.get("updated_at"),
-        )
-    except (KeyError, TypeError) as exc:
-        raise MemoryCorruptError(f"message lacks field {exc}") from None
+        return row[1], row[3], row[5]
+    except (IndexError, KeyError, TypeError):
+        raise MemoryCorruptError("message record is malformed") from None
 
 
 def encode_state(value_json: str) -> bytes:

@@ -3,8 +3,8 @@
 ::
 
     StoreError
-    ├── MemoryValidationError (also ValueError)   an argument broke a rule; the error names both
-    ├── MemoryQuotaExceededError                  a conversation already holds the maximum of messages
+    ├── MemoryValidationError (also ValueError)   an argument broke a rule, named in the error
+    ├── MemoryQuotaExceededError                  a conversation holds the most messages allowed
     ├── MemoryNotFoundError (also KeyError)       the message or conversation named does not exist
     ├── MemoryConflictError                       a concurrent writer won; retrying may succeed
     │   └── PreconditionFailedError               a blob's if-match / if-none-match did not hold

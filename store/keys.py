@@ -18,6 +18,7 @@ milliseconds, zero-padded to 15 digits, so keys sort by recency then id.
 
 from __future__ import annotations
 
+import functools
 import re
 from urllib.parse import unquote
 
@@ -33,6 +34,7 @@ INDEX_ALL = "i/all/"
 INDEX_USERS = "i/u/"
 
 
+@functools.lru_cache(maxsize=4096)
 def escape(text: str) -> str:
     if _SAFE_RE.fullmatch(text):
         return text

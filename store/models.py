@@ -14,7 +14,7 @@ Order = Literal["asc", "desc"]
 ROLES: frozenset[str] = frozenset({"user", "assistant", "system", "tool"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Message:
     """One stored message. ``updated_at`` is set only after ``update_message``."""
 
@@ -38,7 +38,7 @@ class Message:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ConversationMeta:
     """What the store knows about one conversation."""
 
@@ -58,7 +58,7 @@ class ConversationMeta:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ListConversationsResult:
     """One page of conversations; pass ``next_cursor`` as ``after`` and
     ``previous_cursor`` as ``before`` to move between pages."""

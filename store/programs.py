@@ -31,6 +31,7 @@ from .blob import BlobInfo, Op, Program, delete, get, list_keys, put, scan
 from .codec import (
     ConversationRecord,
     decode_message,
+    decode_messages,
     decode_state,
     encode_json,
     encode_message,
@@ -253,11 +254,9 @@ def get_messages(
         reverse=reverse,
         limit=limit + len(record.tombstones),
     )
-    messages = [
-        decode_message(blob.data)
-        for blob in blobs
-        if not record.tombstones or record.visible(keys.seq_from_message_key(blob.key))
-    ][:limit]
+    if record.tombstones:
+        blobs = [b for b in blobs if record.visible(keys.seq_from_message_key(b.key))]
+    messages = decode_messages([blob.data for blob in blobs[:limit]])
     if before is not None:
         messages.reverse()
     return messages

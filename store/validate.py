@@ -59,7 +59,9 @@ def content_json(value: Any) -> str:
 
 
 def metadata_json(value: Any, *, argument: str = "metadata") -> str:
-    if value is not None and not isinstance(value, dict):
+    if value is None:
+        return "null"
+    if not isinstance(value, dict):
         raise MemoryValidationError(
             f"{argument} must be a dict or None, not {type(value).__name__}"
         )

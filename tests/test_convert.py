@@ -7,6 +7,7 @@ Messages API rules those types cannot express.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -27,7 +28,11 @@ def msg(role: str, content: Any, **metadata: Any) -> Message:
     return Message(f"msg_{id(content)}", role, content, 1, metadata or None)
 
 
-CALL = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "SZ"}'}}
+CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "weather", "arguments": '{"city": "SZ"}'},
+}
 HISTORY = [
     msg("system", "be brief"),
     msg("user", "hi"),
@@ -45,7 +50,7 @@ def check_anthropic_rules(turns: list[dict[str, Any]]) -> None:
     ANTHROPIC.validate_python(turns)
     roles = [t["role"] for t in turns]
     assert all(r in ("user", "assistant") for r in roles)
-    assert all(a != b for a, b in zip(roles, roles[1:], strict=False)), roles
+    assert all(a != b for a, b in pairwise(roles)), roles
     for i, turn in enumerate(turns):
         blocks = turn["content"] if isinstance(turn["content"], list) else []
         for block in blocks:
@@ -54,7 +59,9 @@ def check_anthropic_rules(turns: list[dict[str, Any]]) -> None:
         if results:
             assert blocks[: len(results)] == results, "tool results open the turn"
             previous = turns[i - 1]["content"]
-            uses = {b["id"] for b in previous if isinstance(b, dict) and b.get("type") == "tool_use"}
+            uses = {
+                b["id"] for b in previous if isinstance(b, dict) and b.get("type") == "tool_use"
+            }
             assert {r["tool_use_id"] for r in results} <= uses
         assert turn["content"], "no empty turns"
 
@@ -80,7 +87,10 @@ def test_anthropic_accepts_dicts_and_tool_without_ids() -> None:
         [m.to_dict() for m in [msg("user", "a"), msg("tool", "raw output"), msg("assistant", "b")]]
     )
     check_anthropic_rules(turns)
-    assert turns[0]["content"] == [{"type": "text", "text": "a"}, {"type": "text", "text": "raw output"}]
+    assert turns[0]["content"] == [
+        {"type": "text", "text": "a"},
+        {"type": "text", "text": "raw output"},
+    ]
 
 
 def test_openai_shape() -> None:

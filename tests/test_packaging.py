@@ -23,9 +23,20 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out), str(source)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
     )
     [built] = out.glob("makers_store-*.whl")
     return built
@@ -35,20 +46,38 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"makers_store", next(t for t in tops if t.endswith(".dist-info"))}
-    for required in ["makers_store/py.typed", "makers_store/api.py",
-                     "makers_store/emulator/sqlite.py", "makers_store/emulator/runtime/__init__.py",
-                     "makers_store/cli/main.py"]:
+    for required in [
+        "makers_store/py.typed",
+        "makers_store/api.py",
+        "makers_store/emulator/sqlite.py",
+        "makers_store/emulator/runtime/__init__.py",
+        "makers_store/cli/main.py",
+    ]:
         assert required in names, required
     assert not any(name.startswith(("store/", "cli/", "emulator/", "tests/")) for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "makers-store = makers_store.cli.main:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert (
+        "makers-store = makers_store.cli.main:main"
+        in zipfile.ZipFile(wheel).read(entry_points).decode()
+    )
 
 
 def test_regular_install_imports(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
-        check=True, capture_output=True,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "-q",
+            "--target",
+            str(target),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
     )
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
@@ -57,7 +86,9 @@ def test_regular_install_imports(wheel: Path, tmp_path: Path) -> None:
         "s = makers_store.open_sync_store('memory://');"
         "print(s.append_message(conversation_id='c', role='user', content='x')); s.close()"
     )
-    result = subprocess.run([sys.executable, "-c", probe, str(target)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(target)], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("msg_")
 

@@ -14,8 +14,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 @pytest.mark.slow
 def test_ruff_is_clean() -> None:
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -34,7 +34,9 @@ def test_same_methods_and_signatures() -> None:
             assert list(a.parameters) == list(s.parameters), name
             for param in a.parameters.values():
                 twin = s.parameters[param.name]
-                assert (param.kind, param.default) == (twin.kind, twin.default), f"{name}.{param.name}"
+                assert (param.kind, param.default) == (twin.kind, twin.default), (
+                    f"{name}.{param.name}"
+                )
             if name != "bind":
                 assert a.return_annotation == s.return_annotation, name
 
