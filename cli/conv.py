@@ -1,0 +1,236 @@
+"""``makers-store conv``: list, show, update, delete and clear conversations."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .context import open_session
+from .errors import CliError, NotFound, UsageProblem
+from .options import PAGE, After, All, Before, ConversationId, JsonOutput, Order, UserFilter
+
+if TYPE_CHECKING:
+    from makers_store import ConversationMeta, SyncContextStore
+
+app = typer.Typer(
+    help="List, show, update, delete and clear conversations.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+def _pages(
+    store: SyncContextStore,
+    *,
+    limit: int | None,
+    order: str,
+    after: str | None,
+    before: str | None,
+    user_id: str | None,
+) -> tuple[list[ConversationMeta], str | None, str | None]:
+    """Up to ``limit`` conversations (None: all), paging through the API;
+    returns them with the cursors of the range they cover."""
+    items: list[ConversationMeta] = []
+    first_previous: str | None = None
+    next_cursor: str | None = None
+    forward = before is None
+    cursor = after if forward else before
+    first = True
+    while limit is None or len(items) < limit:
+        size = PAGE if limit is None else min(PAGE, limit - len(items))
+        page = store.list_conversations(
+            limit=size,
+            order=order,
+            after=cursor if forward else None,
+            before=None if forward else cursor,
+            user_id=user_id,
+        )
+        if forward:
+            items += page.items
+            if first:
+                first_previous = page.previous_cursor
+            next_cursor = page.next_cursor
+            cursor = page.next_cursor
+        else:
+            items[:0] = page.items
+            if first:
+                next_cursor = page.next_cursor
+            first_previous = page.previous_cursor
+            cursor = page.previous_cursor
+        first = False
+        if cursor is None or not page.items:
+            break
+    return items, next_cursor, first_previous
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    user: UserFilter = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="How many conversations to show.")
+    ] = 20,
+    order: Annotated[
+        Order, typer.Option("--order", help="desc: most recent first; asc: oldest first.")
+    ] = Order.desc,
+    after: After = None,
+    before: Before = None,
+    all_pages: All = False,
+    as_json: JsonOutput = False,
+) -> None:
+    """List conversations by last message time: id, title, messages, last message."""
+    if after is not None and before is not None:
+        raise UsageProblem("--after and --before are mutually exclusive; pass one")
+    with open_session(ctx) as session:
+        items, next_cursor, previous_cursor = _pages(
+            session.store,
+            limit=None if all_pages else limit,
+            order=order.value,
+            after=after,
+            before=before,
+            user_id=user,
+        )
+    if as_json:
+        from .render import emit_json
+
+        emit_json(
+            {
+                "items": [item.to_dict() for item in items],
+                "next_cursor": next_cursor,
+                "previous_cursor": previous_cursor,
+            }
+        )
+        return
+    from rich.table import Table
+
+    from .render import ago, local_time, stderr, stdout, title_of
+
+    if not items:
+        stderr().print("no conversations" + (f" for user {user!r}" if user else ""))
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("conversation", overflow="fold")
+    table.add_column("title", overflow="ellipsis", max_width=40)
+    table.add_column("messages", justify="right")
+    table.add_column("last message")
+    table.add_column("", style="dim")
+    for item in items:
+        table.add_row(
+            item.conversation_id,
+            title_of(item),
+            str(item.message_count),
+            local_time(item.last_message_at),
+            ago(item.last_message_at),
+        )
+    stdout().print(table)
+    if next_cursor:
+        stderr().print(f"more: --after {next_cursor}", style="dim")
+
+
+def _require(store: SyncContextStore, conversation_id: str) -> ConversationMeta:
+    meta = store.get_conversation(conversation_id=conversation_id)
+    if meta is None:
+        raise NotFound(f"conversation {conversation_id!r} not found")
+    return meta
+
+
+@app.command("show")
+def show_command(
+    ctx: typer.Context, conversation_id: ConversationId, as_json: JsonOutput = False
+) -> None:
+    """Show one conversation: metadata, message count, times."""
+    with open_session(ctx) as session:
+        meta = _require(session.store, conversation_id)
+        state_keys = sorted(session.state(conversation_id).items())
+    if as_json:
+        from .render import emit_json
+
+        emit_json(meta.to_dict())
+        return
+    from .render import conversation_details, stdout
+
+    console = stdout()
+    console.print(conversation_details(meta))
+    if state_keys:
+        console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
+
+
+@app.command("update")
+def update_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    set_pairs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Set a metadata key (VALUE parsed as JSON when it parses, else a string).",
+        ),
+    ] = None,
+    unset: Annotated[
+        list[str] | None, typer.Option("--unset", metavar="KEY", help="Remove a metadata key.")
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Merge metadata into a conversation (--set k=v ..., --unset k ...)."""
+    from .options import parse_pairs
+
+    patch = parse_pairs(set_pairs, "--set")
+    for key in unset or []:
+        patch[key] = None
+    if not patch:
+        raise UsageProblem("nothing to change: pass --set KEY=VALUE or --unset KEY")
+    with open_session(ctx) as session:
+        meta = session.store.update_conversation(conversation_id=conversation_id, metadata=patch)
+    from .render import conversation_details, emit_json, stdout
+
+    if as_json:
+        emit_json(meta.to_dict())
+    else:
+        stdout().print(conversation_details(meta))
+
+
+def _confirmed(question: str) -> bool:
+    try:
+        return typer.confirm(question, err=True)
+    except typer.Abort:  # no answer: stdin is closed
+        sys.stderr.write("\n")
+        return False
+
+
+@app.command("delete")
+def delete_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete a conversation with its messages, state and index entries (asks first)."""
+    with open_session(ctx) as session:
+        meta = session.store.get_conversation(conversation_id=conversation_id)
+        if meta is None and not session.state(conversation_id).items():
+            raise NotFound(f"conversation {conversation_id!r} not found")
+        count = meta.message_count if meta is not None else 0
+        if not yes and not _confirmed(
+            f"Delete conversation {conversation_id!r} and its {count} message(s)? "
+            "This cannot be undone"
+        ):
+            raise CliError(
+                f"conversation {conversation_id!r} not deleted (--yes skips the question)"
+            )
+        session.store.delete_conversation(conversation_id=conversation_id)
+    from .render import stderr
+
+    stderr().print(f"deleted conversation {conversation_id!r}")
+
+
+@app.command("clear")
+def clear_command(ctx: typer.Context, conversation_id: ConversationId) -> None:
+    """Delete every message of a conversation; keep it, its metadata and state."""
+    with open_session(ctx) as session:
+        meta = _require(session.store, conversation_id)
+        session.store.clear_messages(conversation_id=conversation_id)
+    from .render import stderr
+
+    stderr().print(f"cleared {meta.message_count} message(s) from {conversation_id!r}")

@@ -1,0 +1,147 @@
+"""The one place errors become exit codes.
+
+=====  ==========================================================
+code   meaning
+=====  ==========================================================
+0      ok
+1      error (the store, the backend, the data; drift found)
+2      usage: bad options or arguments, or invalid input values
+3      not found: the conversation, message, state key or blob
+130    interrupted (Ctrl-C)
+=====  ==========================================================
+
+Every failure is one line ``error: ...`` on stderr; ``--debug`` (or
+``MAKERS_STORE_DEBUG=1``) adds the traceback. The root command's class,
+:class:`BoundaryGroup`, applies this to every way the app is run: the console
+script, ``python -m makers_store.cli.main`` and typer's ``CliRunner``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import typer
+from typer import _click as click
+from typer.core import TyperGroup
+
+OK, ERROR, USAGE, NOT_FOUND, INTERRUPTED = 0, 1, 2, 3, 130
+PROG_NAME = "makers-store"
+
+
+class CliError(Exception):
+    """A failure the CLI itself detects, with its exit code."""
+
+    def __init__(self, message: str, code: int = ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class NotFound(CliError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, NOT_FOUND)
+
+
+class UsageProblem(CliError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, USAGE)
+
+
+def say(message: str) -> None:
+    """One line on stderr."""
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The exit code for an exception raised by a command."""
+    if isinstance(exc, CliError):
+        return exc.code
+    from makers_store.errors import MemoryNotFoundError, MemoryValidationError
+
+    if isinstance(exc, MemoryNotFoundError):
+        return NOT_FOUND
+    if isinstance(exc, MemoryValidationError):
+        return USAGE
+    return ERROR
+
+
+def describe(exc: BaseException) -> str:
+    from makers_store.errors import StoreError
+
+    if isinstance(exc, CliError | StoreError):
+        return str(exc) or type(exc).__name__
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror}{where}"
+    return f"unexpected {type(exc).__name__}: {exc}"
+
+
+def _usage_message(exc: click.exceptions.UsageError) -> str:
+    message = exc.format_message()
+    if exc.ctx is not None:
+        message += f" (see '{exc.ctx.command_path} --help')"
+    return message
+
+
+def _debug_wanted(args: Sequence[str]) -> bool:
+    flag = os.environ.get("MAKERS_STORE_DEBUG", "").lower() in ("1", "true", "yes")
+    options = args[: args.index("--")] if "--" in args else args
+    return flag or "--debug" in options
+
+
+class BoundaryGroup(TyperGroup):
+    """The root command: runs the app and turns every outcome into an exit code."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        code = self._run(argv, prog_name or PROG_NAME, complete_var, **extra)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def _run(self, argv: list[str], prog_name: str, complete_var: str | None, **extra: Any) -> int:
+        debug = _debug_wanted(argv)
+        try:
+            result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            return USAGE
+        except click.exceptions.UsageError as exc:
+            say(_usage_message(exc))
+            return USAGE
+        except click.exceptions.ClickException as exc:
+            say(exc.format_message())
+            return exc.exit_code
+        except typer.Abort:
+            say("aborted")
+            return ERROR
+        except KeyboardInterrupt:
+            say("interrupted")
+            return INTERRUPTED
+        except SystemExit as exc:
+            return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else ERROR)
+        except Exception as exc:
+            if debug:
+                traceback.print_exc()
+            say(describe(exc))
+            return exit_code_of(exc)
+        return result if isinstance(result, int) else OK
+
+
+def run_with_error_boundary(app: typer.Typer, argv: Sequence[str]) -> int:
+    """Run ``app`` on ``argv`` and return the exit code (see the table above)."""
+    command = typer.main.get_command(app)
+    code = command.main(list(argv), PROG_NAME, standalone_mode=False)
+    return code if isinstance(code, int) else OK

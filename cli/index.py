@@ -1,0 +1,92 @@
+"""``makers-store index``: the recency indexes behind ``conv list``."""
+
+from __future__ import annotations
+
+import typer
+
+from .context import open_session
+from .options import JsonOutput, UserFilter
+
+app = typer.Typer(
+    help="Inspect, check and rebuild the conversation indexes.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+
+@app.command("ls")
+def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput = False) -> None:
+    """List the raw index entries (recency, then per-user) and whether each is current."""
+    from makers_store.admin import IndexEntry, iter_index_entries
+
+    from .render import emit_json_line, local_time, stdout
+
+    console = stdout()
+
+    def show(entry: IndexEntry) -> None:
+        if as_json:
+            emit_json_line(entry.to_dict())
+            return
+        index = "all" if entry.user_id is None else f"user {entry.user_id}"
+        at = "-" if entry.last_message_at is None else local_time(entry.last_message_at)
+        mark = "current" if entry.current else f"STALE: {entry.reason}"
+        console.print(f"{index:<16} {at}  {entry.conversation_id}  [{mark}]", markup=False)
+
+    count = 0
+    with open_session(ctx) as session:
+        for entry in session.iterate(iter_index_entries(session.blobs, user_id=user)):
+            show(entry)
+            count += 1
+    if not as_json and count == 0:
+        from .render import stderr
+
+        stderr().print("no index entries")
+
+
+@app.command("check")
+def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+    """Compare every index entry with the conversations; exit code 1 on drift."""
+    from makers_store.admin import check_indexes
+
+    with open_session(ctx) as session:
+        report = session.call(check_indexes(session.blobs))
+    from .render import emit_json, stdout
+
+    if as_json:
+        emit_json(report.to_dict())
+    else:
+        console = stdout()
+        for drift in report.drift:
+            console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})", markup=False)
+        console.print(
+            f"checked {report.entries} entries and {report.conversations} conversations: "
+            + (
+                "no drift"
+                if report.ok
+                else f"{len(report.drift)} problem(s); run 'makers-store index rebuild'"
+            ),
+            markup=False,
+        )
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@app.command("rebuild")
+def rebuild_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+    """Recreate every index entry from the conversations and remove stale ones."""
+    from makers_store.admin import count_conversations, rebuild_indexes
+
+    from .render import emit_json, progress, stdout
+
+    with open_session(ctx) as session:
+        total = session.call(count_conversations(session.blobs))
+        with progress("rebuilding indexes", total) as bar:
+            summary = session.call(rebuild_indexes(session.blobs, on_conversation=bar.advance))
+    if as_json:
+        emit_json(summary.to_dict())
+    else:
+        stdout().print(
+            f"indexed {summary.conversations} conversations: "
+            f"{summary.created} entries created, {summary.removed} stale entries removed",
+            markup=False,
+        )

@@ -1,0 +1,286 @@
+"""``makers-store msg``: append, list, show, update, delete and tail messages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .context import open_session
+from .errors import NotFound, UsageProblem
+from .options import PAGE, After, All, Before, ConversationId, JsonOutput, Order, Role
+
+if TYPE_CHECKING:
+    from makers_store import Message, SyncContextStore
+
+app = typer.Typer(
+    help="Append, list, show, update, delete and tail messages.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+MessageId = Annotated[
+    str, typer.Argument(metavar="MESSAGE_ID", help="The message id (msg_...).", show_default=False)
+]
+Content = Annotated[
+    str | None,
+    typer.Option("--content", "-c", metavar="TEXT", help="Text content ('-' reads stdin)."),
+]
+ContentJson = Annotated[
+    str | None,
+    typer.Option(
+        "--content-json",
+        metavar="JSON",
+        help="JSON content: a string, a list of parts or an object ('-' reads stdin).",
+    ),
+]
+ContentFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--content-file", metavar="FILE", help="Text content read from FILE.", dir_okay=False
+    ),
+]
+Meta = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--meta",
+        "-m",
+        metavar="KEY=VALUE",
+        help="A metadata entry (VALUE parsed as JSON when it parses, else a string).",
+    ),
+]
+
+
+@app.command("append")
+def append_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    role: Annotated[Role, typer.Option("--role", "-r", help="Who speaks.", show_default=False)],
+    content: Content = None,
+    content_json: ContentJson = None,
+    content_file: ContentFile = None,
+    meta: Meta = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user", "-u", metavar="USER_ID", help="Add the conversation to this user's index."
+        ),
+    ] = None,
+) -> None:
+    """Append a message (creating the conversation if needed); prints the new message id."""
+    from .options import parse_pairs, read_content
+
+    _, value = read_content(content, content_json, content_file, required=True)
+    metadata = parse_pairs(meta, "--meta") or None
+    with open_session(ctx) as session:
+        message_id = session.store.append_message(
+            conversation_id=conversation_id,
+            role=role.value,
+            content=value,
+            metadata=metadata,
+            user_id=user,
+        )
+    typer.echo(message_id)
+
+
+def _walk(
+    store: SyncContextStore,
+    conversation_id: str,
+    *,
+    limit: int | None,
+    order: str,
+    after: str | None,
+    before: str | None,
+) -> tuple[list[Message], bool]:
+    """Up to ``limit`` messages (None: all) from the cursor, paging through the
+    API; returns them and whether more lie beyond."""
+    items: list[Message] = []
+    forward = before is None
+    cursor = after if forward else before
+
+    def page(size: int) -> list[Message]:
+        return store.get_messages(
+            conversation_id=conversation_id,
+            limit=size,
+            order=order,
+            after=cursor if forward else None,
+            before=None if forward else cursor,
+        )
+
+    while limit is None or len(items) < limit:
+        size = PAGE if limit is None else min(PAGE, limit - len(items))
+        batch = page(size)
+        if forward:
+            items += batch
+        else:
+            items[:0] = batch
+        if batch:
+            cursor = batch[-1].message_id if forward else batch[0].message_id
+        if len(batch) < size:
+            return items, False
+    return items, bool(page(1))
+
+
+@app.command("list")
+def list_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="How many messages to show.")
+    ] = 20,
+    order: Annotated[
+        Order, typer.Option("--order", help="asc: oldest first; desc: newest first.")
+    ] = Order.asc,
+    after: After = None,
+    before: Before = None,
+    all_pages: All = False,
+    as_json: JsonOutput = False,
+) -> None:
+    """Print a conversation's messages as a readable transcript."""
+    if after is not None and before is not None:
+        raise UsageProblem("--after and --before are mutually exclusive; pass one")
+    with open_session(ctx) as session:
+        items, more = _walk(
+            session.store,
+            conversation_id,
+            limit=None if all_pages else limit,
+            order=order.value,
+            after=after,
+            before=before,
+        )
+        if not items and session.store.get_conversation(conversation_id=conversation_id) is None:
+            raise NotFound(f"conversation {conversation_id!r} not found")
+    edge = None
+    if more and items:
+        edge = items[-1].message_id if before is None else items[0].message_id
+    if as_json:
+        from .render import emit_json
+
+        key = "next_cursor" if before is None else "previous_cursor"
+        emit_json({"items": [item.to_dict() for item in items], key: edge})
+        return
+    from .render import message_view, stderr, stdout
+
+    if not items:
+        stderr().print(f"no messages in {conversation_id!r}")
+        return
+    console = stdout()
+    for message in items:
+        console.print(message_view(message))
+    if edge is not None:
+        flag = "--after" if before is None else "--before"
+        stderr().print(f"more: {flag} {edge}", style="dim")
+
+
+@app.command("show")
+def show_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    message_id: MessageId,
+    as_json: JsonOutput = False,
+) -> None:
+    """Show one message in full."""
+    from makers_store.admin import read_message
+
+    with open_session(ctx) as session:
+        message = session.call(read_message(session.blobs, conversation_id, message_id))
+    if message is None:
+        raise NotFound(f"message {message_id!r} not found in conversation {conversation_id!r}")
+    from .render import emit_json, message_view, stdout
+
+    if as_json:
+        emit_json(message.to_dict())
+    else:
+        stdout().print(message_view(message, full=True))
+
+
+@app.command("update")
+def update_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    message_id: MessageId,
+    content: Content = None,
+    content_json: ContentJson = None,
+    content_file: ContentFile = None,
+    meta: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--meta",
+            "-m",
+            metavar="KEY=VALUE",
+            help="Replace the whole metadata with these entries (repeat for several).",
+        ),
+    ] = None,
+    clear_meta: Annotated[bool, typer.Option("--clear-meta", help="Remove the metadata.")] = False,
+    as_json: JsonOutput = False,
+) -> None:
+    """Replace a message's content and/or its whole metadata."""
+    from .options import parse_pairs, read_content
+
+    has_content, value = read_content(content, content_json, content_file, required=False)
+    if meta and clear_meta:
+        raise UsageProblem("--meta and --clear-meta are mutually exclusive; pass one")
+    new_meta = parse_pairs(meta, "--meta") if meta else None
+    if not (has_content or meta or clear_meta):
+        raise UsageProblem("nothing to change: pass a content option, --meta or --clear-meta")
+    with open_session(ctx) as session:
+        store, cid, mid = session.store, conversation_id, message_id
+        if has_content and (meta or clear_meta):
+            message = store.update_message(
+                conversation_id=cid, message_id=mid, content=value, metadata=new_meta
+            )
+        elif has_content:
+            message = store.update_message(conversation_id=cid, message_id=mid, content=value)
+        else:
+            message = store.update_message(conversation_id=cid, message_id=mid, metadata=new_meta)
+    from .render import emit_json, message_view, stdout
+
+    if as_json:
+        emit_json(message.to_dict())
+    else:
+        stdout().print(message_view(message, full=True))
+
+
+@app.command("delete")
+def delete_command(
+    ctx: typer.Context, conversation_id: ConversationId, message_id: MessageId
+) -> None:
+    """Delete one message."""
+    with open_session(ctx) as session:
+        session.store.delete_message(conversation_id=conversation_id, message_id=message_id)
+    from .render import stderr
+
+    stderr().print(f"deleted {message_id}")
+
+
+@app.command("tail")
+def tail_command(
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    lines: Annotated[
+        int,
+        typer.Option(
+            "--lines", "-n", min=0, max=PAGE, help="How many recent messages to show first."
+        ),
+    ] = 10,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Keep printing messages as they are appended.")
+    ] = False,
+    interval: Annotated[
+        float, typer.Option("--interval", min=0.05, help="Seconds between polls with --follow.")
+    ] = 1.0,
+    as_json: JsonOutput = False,
+) -> None:
+    """Print the last messages; with --follow, new ones as other processes append them."""
+    from .follow import tail
+
+    with open_session(ctx) as session:
+        tail(
+            session.store,
+            conversation_id,
+            lines=lines,
+            follow=follow,
+            interval=interval,
+            as_json=as_json,
+        )

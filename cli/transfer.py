@@ -1,0 +1,144 @@
+"""``makers-store export`` and ``makers-store import``: the store as JSON lines.
+
+The format and the import's guarantees are described in
+:mod:`makers_store.transfer`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .context import open_session
+from .options import JsonOutput, UserFilter
+
+
+@contextmanager
+def _destination(output: Path | None) -> Iterator[Callable[[str], object]]:
+    """A writer to stdout, or to a temporary file that replaces ``output``
+    only once everything is written."""
+    if output is None or str(output) == "-":
+        yield sys.stdout.write
+        sys.stdout.flush()
+        return
+    directory = output.resolve().parent
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=directory, prefix=f".{output.name}.", suffix=".tmp", delete=False
+    )
+    try:
+        with handle:
+            yield handle.write
+        os.replace(handle.name, output)
+    except BaseException:
+        os.unlink(handle.name)
+        raise
+
+
+def export_command(
+    ctx: typer.Context,
+    conversation: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--conversation",
+            "-c",
+            metavar="CONVERSATION_ID",
+            help="Only this conversation (repeatable).",
+        ),
+    ] = None,
+    user: UserFilter = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write to FILE instead of stdout.",
+            dir_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Write conversations, messages, metadata and state as JSON lines."""
+    from makers_store.admin import count_conversations
+    from makers_store.transfer import export_jsonl
+
+    from .render import progress, stderr
+
+    with open_session(ctx) as session:
+        total = (
+            len(set(conversation))
+            if conversation
+            else session.call(count_conversations(session.blobs))
+        )
+        with _destination(output) as write, progress("exporting", total) as bar:
+            counts = session.call(
+                export_jsonl(
+                    session.blobs,
+                    write,
+                    conversation_ids=conversation,
+                    user_id=user,
+                    on_conversation=bar.advance,
+                )
+            )
+    where = f" to {output}" if output is not None else ""
+    stderr().print(
+        f"exported {counts.conversations} conversations, {counts.messages} messages, "
+        f"{counts.state_entries} state entries{where}",
+        markup=False,
+    )
+
+
+@contextmanager
+def _readable(file: Path) -> Iterator[Path]:
+    """``-`` (stdin) is copied to a temporary file: the import reads twice."""
+    if str(file) != "-":
+        yield file
+        return
+    with tempfile.TemporaryDirectory(prefix="makers-store-import-") as directory:
+        copy = Path(directory) / "stdin.jsonl"
+        with copy.open("wb") as handle:
+            shutil.copyfileobj(sys.stdin.buffer, handle)
+        yield copy
+
+
+def import_command(
+    ctx: typer.Context,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE", help="A file written by export ('-' reads stdin).", show_default=False
+        ),
+    ],
+    as_json: JsonOutput = False,
+) -> None:
+    """Read JSON lines written by export back into the store (idempotent)."""
+    from makers_store.importer import import_jsonl
+
+    from .errors import UsageProblem
+    from .render import emit_json, progress, stderr
+
+    with _readable(file) as path:
+        if not path.is_file():
+            raise UsageProblem(f"FILE {str(file)!r} is not a readable file")
+
+        def lines() -> Iterator[bytes]:
+            with path.open("rb") as handle:
+                yield from handle
+
+        with open_session(ctx) as session, progress("importing", None) as bar:
+            counts = session.call(import_jsonl(session.blobs, lines, progress=bar.update))
+    if as_json:
+        emit_json(counts.to_dict())
+        return
+    stderr().print(
+        f"imported {counts.conversations} conversations, {counts.messages} messages, "
+        f"{counts.state_entries} state entries from {file}",
+        markup=False,
+    )

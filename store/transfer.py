@@ -1,0 +1,179 @@
+"""Export a store as JSON lines, streaming (the format :mod:`makers_store.importer` reads).
+
+One JSON object per line, each with a ``type``; field names are the public
+API's (see the spec), plus what the API does not show but a faithful copy
+needs (``user_ids``, adapter data)::
+
+    {"type":"header","format":"makers-store-export","version":1}
+    {"type":"conversation","conversation_id":..,"created_at":..,"last_message_at":..,
+     "message_count":..,"metadata":{..},"user_ids":[..]}
+    {"type":"message","conversation_id":..,"message_id":..,"role":..,"content":..,
+     "created_at":..,"metadata":..,"updated_at":..}        (updated_at only if set)
+    {"type":"state","conversation_id":..,"key":..,"value":..}
+    {"type":"adapter","conversation_id":..,"path":..,"data_base64":..}
+    {"type":"blob","key":..,"data_base64":..}            (data outside conversations)
+
+Export walks the store conversation by conversation, reading values in
+chunks of at most :data:`CHUNK_BYTES` (or one value), so memory never grows
+with the store. A conversation's records are contiguous.
+
+Import: see :mod:`makers_store.importer`.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import keys, validate
+from .admin import is_live, iter_conversations
+from .blob import BlobStore, Entry, Program, list_keys, scan
+from .codec import ConversationRecord, decode_message, decode_state, dumps
+from .errors import MemoryNotFoundError
+from .programs import load_meta
+
+FORMAT = "makers-store-export"
+VERSION = 1
+#: Largest batch of values read or written in one unit (a single bigger value still goes alone).
+CHUNK_BYTES = 1024 * 1024
+_LIST_BATCH = 500
+#: Key ranges outside conversations and indexes (escaped keys are ASCII, so
+#: nothing under ``c/`` or ``i/`` sorts after ``c/\U0010ffff`` / ``i/\U0010ffff``).
+_OUTSIDE = ((None, "c/"), ("c/\U0010ffff", "i/"), ("i/\U0010ffff", None))
+
+
+@dataclass(slots=True)
+class TransferCounts:
+    conversations: int = 0
+    messages: int = 0
+    state_entries: int = 0
+    adapter_blobs: int = 0
+    blobs: int = 0
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "conversations": self.conversations,
+            "messages": self.messages,
+            "state_entries": self.state_entries,
+            "adapter_blobs": self.adapter_blobs,
+            "blobs": self.blobs,
+        }
+
+
+# --- export ------------------------------------------------------------------
+
+
+def _chunk(prefix: str, start_after: str | None, end_before: str | None) -> Program[list[Entry]]:
+    infos = yield from list_keys(
+        prefix, start_after=start_after, end_before=end_before, limit=_LIST_BATCH
+    )
+    count = total = 0
+    for info in infos:
+        if count and total + info.size > CHUNK_BYTES:
+            break
+        count, total = count + 1, total + info.size
+    if not count:
+        return []
+    return (yield from scan(prefix, start_after=start_after, end_before=end_before, limit=count))
+
+
+async def _values(
+    blobs: BlobStore, prefix: str, start_after: str | None = None, end_before: str | None = None
+) -> AsyncIterator[Entry]:
+    while True:
+        chunk = await blobs.run(_chunk(prefix, start_after, end_before), write=False)
+        if not chunk:
+            return
+        for blob in chunk:
+            yield blob
+        start_after = chunk[-1].key
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+async def _export_conversation(
+    blobs: BlobStore,
+    cid: str,
+    record: ConversationRecord | None,
+    emit: Callable[[dict[str, Any]], None],
+    counts: TransferCounts,
+) -> None:
+    if record is not None:
+        counts.conversations += 1
+        emit({"type": "conversation", **record.public().to_dict(), "user_ids": record.user_ids})
+        low, high = record.cleared_below, record.next_seq
+        start = keys.message_key(cid, low - 1) if low > 0 else None
+        end = keys.message_key(cid, high)
+        async for blob in _values(blobs, keys.messages_prefix(cid), start, end):
+            if keys.seq_from_message_key(blob.key) in record.tombstones:
+                continue
+            counts.messages += 1
+            emit({"type": "message", "conversation_id": cid, **decode_message(blob.data).to_dict()})
+    async for blob in _values(blobs, keys.state_prefix(cid)):
+        counts.state_entries += 1
+        name = keys.state_name_from_key(blob.key)
+        value = decode_state(blob.data)
+        emit({"type": "state", "conversation_id": cid, "key": name, "value": value})
+    adapters = keys.adapters_prefix(cid)
+    async for blob in _values(blobs, adapters):
+        counts.adapter_blobs += 1
+        path, data = blob.key[len(adapters) :], _b64(blob.data)
+        emit({"type": "adapter", "conversation_id": cid, "path": path, "data_base64": data})
+
+
+def _exists(cid: str) -> Program[bool]:
+    return bool((yield from list_keys(keys.conversation_prefix(cid), limit=1)))
+
+
+def _meta_of(cid: str) -> Program[ConversationRecord | None]:
+    return (yield from load_meta(cid))[0]
+
+
+async def _selected(
+    blobs: BlobStore, conversation_ids: Sequence[str]
+) -> AsyncIterator[tuple[str, ConversationRecord | None]]:
+    for cid in conversation_ids:
+        yield cid, await blobs.run(_meta_of(cid), write=False)
+
+
+async def export_jsonl(
+    blobs: BlobStore,
+    write: Callable[[str], object],
+    *,
+    conversation_ids: Sequence[str] | None = None,
+    user_id: str | None = None,
+    on_conversation: Callable[[], None] | None = None,
+) -> TransferCounts:
+    """Write the store (or the conversations selected by id and/or user) as
+    JSON lines through ``write``; ``on_conversation()`` runs after each
+    conversation walked. Data outside conversations is exported only when
+    nothing is selected."""
+    ids = list(dict.fromkeys(validate.conversation_id(cid) for cid in conversation_ids or ()))
+    uid = validate.optional_user_id(user_id)
+    for cid in ids:
+        if not await blobs.run(_exists(cid), write=False):
+            raise MemoryNotFoundError(f"conversation_id {cid!r} does not exist")
+
+    def emit(record: dict[str, Any]) -> None:
+        write(dumps(record) + "\n")
+
+    counts = TransferCounts()
+    emit({"type": "header", "format": FORMAT, "version": VERSION})
+    walk = _selected(blobs, ids) if ids else iter_conversations(blobs)
+    async for cid, record in walk:
+        if record is None or not record.deleting:
+            live = record if is_live(record) else None
+            if uid is None or (live is not None and uid in live.user_ids):
+                await _export_conversation(blobs, cid, live, emit, counts)
+        if on_conversation is not None:
+            on_conversation()
+    if not ids and uid is None:
+        for start, end in _OUTSIDE:
+            async for blob in _values(blobs, "", start, end):
+                counts.blobs += 1
+                emit({"type": "blob", "key": blob.key, "data_base64": _b64(blob.data)})
+    return counts

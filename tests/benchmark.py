@@ -1,0 +1,501 @@
+"""Speed benchmark of makers-store's SQLite emulator against its peers (issue 2).
+
+Run it from the repository root::
+
+    .venv/bin/python tests/benchmark.py            # full sizes, exits 1 if a target is missed
+    .venv/bin/python tests/benchmark.py --quick    # tiny sizes, a few seconds, never fails
+
+Every database is a file in one temporary directory. The machine is noisy, so
+each comparison runs its contenders side by side in one process: a warm-up,
+then several rounds in alternating order (A, B, A, B... reversed every other
+round), each round timed with ``time.perf_counter`` for a minimum duration;
+the table shows the median of the rounds and the ratio of the medians. The
+async contenders (our store, ``agents.memory.SQLiteSession``) are awaited
+inside one event loop that ``asyncio.run`` starts around the whole benchmark.
+
+Targets (full mode):
+
+* ``append_message`` >= 4x ``SQLiteSession.add_items`` (one item per call) and
+  >= 30% of a raw sqlite3 insert-and-commit loop (WAL, synchronous=NORMAL).
+* ``get_messages(limit=50, order="desc")`` on a 10,000-message conversation
+  >= 2x ``SQLiteSession.get_items(limit=50)`` on a 10,000-item session.
+* append number ~10,000 of a conversation costs at most 1.5x append number ~10
+  (median of single appends: windows around message 10 of fresh
+  conversations, and the window right before the 10,000-message quota).
+* ``list_conversations(user_id=..., limit=20)`` among 100,000 conversations
+  costs at most 2x the same call among 1,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+
+from agents.memory import SQLiteSession
+from openai.types.responses import EasyInputMessageParam
+
+import makers_store
+from makers_store.errors import MemoryQuotaExceededError
+
+Op = Callable[[], Awaitable[object]]
+
+TEXT = (
+    "Please summarise the attached quarterly report in three bullet points, "
+    "keeping the figures for revenue, churn and headcount, and flag anything "
+    "that changed by more than ten percent since the previous quarter."
+)
+QUOTA = 10_000
+
+
+@dataclass(frozen=True)
+class Sizes:
+    rounds: int  # timed rounds per contender, in alternating order
+    round_seconds: float  # minimum duration of one timed round
+    min_ops: int  # minimum calls in one timed round
+    long_conversation: int  # messages in the read / late-append conversation
+    window: int  # timed appends per growth window
+    growth_rounds: int  # early and late windows measured (interleaved)
+    list_small: int  # conversations in the small list database
+    list_large: int  # conversations in the large list database
+    list_users: int  # conversations are spread round-robin over this many users
+
+
+FULL = Sizes(
+    rounds=7,
+    round_seconds=0.5,
+    min_ops=30,
+    long_conversation=QUOTA,
+    window=10,
+    growth_rounds=40,
+    list_small=1_000,
+    list_large=100_000,
+    list_users=10,
+)
+QUICK = Sizes(
+    rounds=3,
+    round_seconds=0.03,
+    min_ops=5,
+    long_conversation=120,
+    window=10,
+    growth_rounds=4,
+    list_small=60,
+    list_large=400,
+    list_users=2,
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    operation: str
+    ours: float  # ops/s
+    baseline: str
+    baseline_ops: float
+    target: float | None  # minimum of ours / baseline_ops; None = for information
+    target_text: str
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.baseline_ops
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.target is None else self.ratio >= self.target
+
+
+def user_item() -> EasyInputMessageParam:
+    """One SQLiteSession item, as its docs show: a user message dict."""
+    return {"role": "user", "content": TEXT}
+
+
+def sqlite_url(path: Path) -> str:
+    """``sqlite:///`` + an absolute path (so four slashes)."""
+    return f"sqlite:///{path.resolve()}"
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --- timing -----------------------------------------------------------------
+
+
+async def timed_round(op: Op, seconds: float, min_ops: int) -> float:
+    """ops/s of one round: at least ``min_ops`` calls lasting at least ``seconds``."""
+    calls = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        await op()
+        calls += 1
+        now = time.perf_counter()
+        if calls >= min_ops and now >= deadline:
+            return calls / (now - start)
+
+
+async def compare(contenders: Mapping[str, Op], sizes: Sizes) -> dict[str, float]:
+    """Median ops/s of each contender over alternating rounds, after a warm-up."""
+    names = list(contenders)
+    for name in names:
+        await timed_round(contenders[name], sizes.round_seconds / 2, sizes.min_ops)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for index in range(sizes.rounds):
+        for name in names if index % 2 == 0 else names[::-1]:
+            gc.collect()
+            samples[name].append(
+                await timed_round(contenders[name], sizes.round_seconds, sizes.min_ops)
+            )
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+async def populate(label: str, count: int, append: Callable[[int], Awaitable[object]]) -> None:
+    start = time.perf_counter()
+    for index in range(count):
+        await append(index)
+    elapsed = time.perf_counter() - start
+    say(f"  populated {label}: {count:,} appends in {elapsed:.1f} s ({count / elapsed:,.0f}/s)")
+
+
+# --- contenders -------------------------------------------------------------
+
+
+class RawMessageTable:
+    """The floor: one INSERT and one COMMIT per message, WAL, synchronous=NORMAL."""
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, check_same_thread=False)
+        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn.execute("PRAGMA synchronous = NORMAL")
+        self.conn.execute(
+            "CREATE TABLE messages (conversation_id TEXT NOT NULL, seq INTEGER NOT NULL, "
+            "message_id TEXT NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, "
+            "metadata TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (conversation_id, seq))"
+        )
+        self.conn.commit()
+        self.seq = 0
+
+    async def append(self) -> None:
+        self.append_sync()
+
+    def append_sync(self) -> None:
+        self.seq += 1
+        self.conn.execute(
+            "INSERT INTO messages VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                "raw",
+                self.seq,
+                f"msg_{self.seq:010d}",
+                "user",
+                json.dumps(TEXT),
+                None,
+                time.time_ns() // 1_000_000,
+            ),
+        )
+        self.conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class OurAppends:
+    """append_message, moving to a fresh conversation well before the quota."""
+
+    PER_CONVERSATION = 2_000
+
+    def __init__(self, store: makers_store.ContextStore) -> None:
+        self.store = store
+        self.calls = 0
+
+    async def append(self) -> None:
+        cid = f"append-{self.calls // self.PER_CONVERSATION}"
+        self.calls += 1
+        await self.store.append_message(conversation_id=cid, role="user", content=TEXT)
+
+
+# --- the four comparisons ---------------------------------------------------
+
+
+async def bench_append(workdir: Path, sizes: Sizes) -> list[Row]:
+    say("append: ours vs SQLiteSession.add_items vs raw sqlite3")
+    store = makers_store.open_store(sqlite_url(workdir / "append-ours.db"))
+    session = SQLiteSession("append", workdir / "append-peer.db")
+    raw = RawMessageTable(workdir / "append-raw.db")
+    ours = OurAppends(store)
+    item = user_item()
+
+    async def peer() -> None:
+        await session.add_items([item])
+
+    hop = ThreadPoolExecutor(max_workers=1)
+
+    async def raw_in_thread() -> None:
+        await asyncio.get_running_loop().run_in_executor(hop, raw.append_sync)
+
+    contenders = {"ours": ours.append, "peer": peer, "raw": raw.append, "raw+hop": raw_in_thread}
+    try:
+        found = await compare(contenders, sizes)
+    finally:
+        await store.close()
+        session.close()
+        hop.shutdown()
+        raw.close()
+    return [
+        Row("append_message", found["ours"], "SQLiteSession.add_items", found["peer"], 4.0, ">= 4"),
+        Row("append_message", found["ours"], "raw sqlite3 insert+commit", found["raw"], 0.3,
+            ">= 0.30"),
+        Row("append_message", found["ours"], "raw, each op in a worker thread",
+            found["raw+hop"], None, "info"),
+    ]
+
+
+async def bench_growth_and_read(workdir: Path, sizes: Sizes) -> list[Row]:
+    n, window = sizes.long_conversation, sizes.window
+    say(f"append cost at message ~10 vs at message ~{n:,}; get_messages on {n:,} messages")
+    store = makers_store.open_store(sqlite_url(workdir / "long-ours.db"))
+    session = SQLiteSession("long", workdir / "long-peer.db")
+    try:
+        await populate(
+            f"ours, conversation 'long' to {n - window:,}",
+            n - window,
+            lambda i: store.append_message(conversation_id="long", role="user", content=TEXT),
+        )
+        early, late = await growth(store, sizes)
+        for _ in range(window):
+            await store.append_message(conversation_id="long", role="user", content=TEXT)
+        for start in range(0, n, 500):
+            await session.add_items([user_item() for _ in range(min(500, n - start))])
+
+        meta = await store.get_conversation(conversation_id="long")
+        assert meta is not None and meta.message_count == n, meta
+        assert len(await session.get_items()) == n
+
+        async def ours() -> None:
+            page = await store.get_messages(conversation_id="long", limit=50, order="desc")
+            assert len(page) == 50
+
+        async def peer() -> None:
+            page = await session.get_items(limit=50)
+            assert len(page) == 50
+
+        found = await compare({"ours": ours, "peer": peer}, sizes)
+    finally:
+        await store.close()
+        session.close()
+    first, last = 5 + 1, 5 + window
+    return [
+        Row(
+            f"append #{n - window + 1:,}-{n:,} (per append)",
+            1 / late,
+            f"append #{first}-{last} of new convs",
+            1 / early,
+            1 / 1.5,
+            ">= 0.67 (cost <= 1.5x)",
+        ),
+        Row(
+            f"get_messages(50, desc) of {n:,}",
+            found["ours"],
+            f"SQLiteSession.get_items(50) of {n:,}",
+            found["peer"],
+            2.0,
+            ">= 2",
+        ),
+    ]
+
+
+async def growth(store: makers_store.ContextStore, sizes: Sizes) -> tuple[float, float]:
+    """Median seconds of one append around message 10 and right before message ``n``.
+
+    Early windows append messages 6..15 to fresh conversations; late windows
+    append the last ``window`` messages of conversation 'long' (up to the
+    quota in full mode), then delete them again untimed. The two kinds
+    alternate, and the first pair is a warm-up.
+    """
+    early: list[float] = []
+    late: list[float] = []
+
+    async def timed_appends(cid: str, into: list[float]) -> list[str]:
+        ids = []
+        for _ in range(sizes.window):
+            start = time.perf_counter()
+            ids.append(await store.append_message(conversation_id=cid, role="user", content=TEXT))
+            into.append(time.perf_counter() - start)
+        return ids
+
+    async def early_window(index: int, into: list[float]) -> None:
+        cid = f"early-{index}"
+        for _ in range(5):
+            await store.append_message(conversation_id=cid, role="user", content=TEXT)
+        await timed_appends(cid, into)
+
+    async def late_window(into: list[float]) -> None:
+        ids = await timed_appends("long", into)
+        if sizes.long_conversation == QUOTA:
+            try:
+                await store.append_message(conversation_id="long", role="user", content=TEXT)
+            except MemoryQuotaExceededError:
+                pass
+            else:
+                raise AssertionError("the late window did not end at the quota")
+        for mid in ids:
+            await store.delete_message(conversation_id="long", message_id=mid)
+
+    await early_window(-1, [])
+    await late_window([])
+    for index in range(sizes.growth_rounds):
+        gc.collect()
+        if index % 2 == 0:
+            await early_window(index, early)
+            await late_window(late)
+        else:
+            await late_window(late)
+            await early_window(index, early)
+    return statistics.median(early), statistics.median(late)
+
+
+async def bench_list(workdir: Path, sizes: Sizes) -> list[Row]:
+    small_n, large_n = sizes.list_small, sizes.list_large
+    say(f"list_conversations among {small_n:,} vs {large_n:,} conversations")
+    small = makers_store.open_store(sqlite_url(workdir / "list-small.db"))
+    large = makers_store.open_store(sqlite_url(workdir / "list-large.db"))
+    users = sizes.list_users
+
+    def filler(store: makers_store.ContextStore) -> Callable[[int], Awaitable[object]]:
+        def append(index: int) -> Awaitable[object]:
+            return store.append_message(
+                conversation_id=f"conv-{index:07d}",
+                role="user",
+                content="hello",
+                user_id=f"user-{index % users}",
+            )
+
+        return append
+
+    def lister(store: makers_store.ContextStore, user_id: str | None) -> Op:
+        async def call() -> None:
+            page = await store.list_conversations(user_id=user_id, limit=20)
+            assert len(page.items) == 20 and page.next_cursor is not None
+
+        return call
+
+    try:
+        await populate(f"{small_n:,} conversations", small_n, filler(small))
+        await populate(f"{large_n:,} conversations", large_n, filler(large))
+        by_user = await compare(
+            {"small": lister(small, "user-1"), "large": lister(large, "user-1")}, sizes
+        )
+        everyone = await compare(
+            {"small": lister(small, None), "large": lister(large, None)}, sizes
+        )
+    finally:
+        await small.close()
+        await large.close()
+    return [
+        Row(
+            f"list_conversations(user_id, 20) of {large_n:,}",
+            by_user["large"],
+            f"same call among {small_n:,}",
+            by_user["small"],
+            0.5,
+            ">= 0.50 (cost <= 2x)",
+        ),
+        Row(
+            f"list_conversations(20) of {large_n:,}",
+            everyone["large"],
+            f"same call among {small_n:,}",
+            everyone["small"],
+            None,
+            "info",
+        ),
+    ]
+
+
+# --- report -----------------------------------------------------------------
+
+
+def environment(workdir: Path) -> list[str]:
+    return [
+        f"Python {platform.python_version()} ({platform.python_implementation()}), "
+        f"SQLite {sqlite3.sqlite_version}, {platform.system()} {platform.machine()}, "
+        f"{os.cpu_count()} CPUs",
+        f"makers-store {version('makers-store')}, openai-agents {version('openai-agents')}",
+        f"databases in {workdir} (ours: WAL, synchronous=NORMAL; SQLiteSession: WAL, "
+        "synchronous left at its default; raw: WAL, synchronous=NORMAL)",
+    ]
+
+
+def table(rows: list[Row], quick: bool) -> list[str]:
+    header = ("operation", "ours ops/s", "baseline", "baseline ops/s", "ratio", "target", "result")
+    cells = [header]
+    for row in rows:
+        if row.passed is None:
+            result = "-"
+        else:
+            result = "PASS" if row.passed else "FAIL"
+            if quick:
+                result += " (quick: not enforced)"
+        cells.append(
+            (
+                row.operation,
+                f"{row.ours:,.0f}",
+                row.baseline,
+                f"{row.baseline_ops:,.0f}",
+                f"{row.ratio:.2f}",
+                row.target_text,
+                result,
+            )
+        )
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    numeric = {1, 3, 4}
+
+    def fmt(line: tuple[str, ...]) -> str:
+        return "  ".join(
+            text.rjust(width) if i in numeric else text.ljust(width)
+            for i, (text, width) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return [fmt(header), rule, *(fmt(line) for line in cells[1:])]
+
+
+async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
+    rows = await bench_append(workdir, sizes)
+    rows += await bench_growth_and_read(workdir, sizes)
+    rows += await bench_list(workdir, sizes)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes; never fails on targets")
+    parser.add_argument("--dir", type=Path, help="put the databases here (default: a temp dir)")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="makers-bench-", dir=args.dir) as tmp:
+        workdir = Path(tmp)
+        rows = asyncio.run(run_all(workdir, sizes))
+        lines = environment(workdir)
+    lines += ["", *table(rows, args.quick), ""]
+    missed = [row for row in rows if row.passed is False]
+    elapsed = time.perf_counter() - started
+    mode = "quick" if args.quick else "full"
+    lines.append(f"{mode} mode, {elapsed:.0f} s; targets missed: {len(missed)}")
+    print("\n".join(lines), flush=True)
+    return 1 if missed and not args.quick else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""index ls / check / rebuild against drift made through the blob layer."""
+
+from __future__ import annotations
+
+import json
+
+import makers_store
+from makers_store import keys
+from tests.cli.conftest import Cli, with_blobs
+
+
+def entries(cli: Cli, *args: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in cli.ok("index", "ls", "--json", *args).splitlines()]
+
+
+def test_index_ls_shows_raw_entries(cli: Cli, lib: makers_store.SyncContextStore) -> None:
+    lib.append_message(conversation_id="c1", role="user", content="x", user_id="u_1")
+    lib.append_message(conversation_id="c2", role="user", content="x", user_id="u 2")
+    listed = entries(cli)
+    assert [(e["index"], e["user_id"], e["conversation_id"]) for e in listed] == [
+        ("all", None, "c1"),
+        ("all", None, "c2"),
+        ("user", "u 2", "c2"),
+        ("user", "u_1", "c1"),
+    ]
+    assert all(e["current"] for e in listed)
+    meta = lib.get_conversation(conversation_id="c1")
+    assert meta is not None and listed[0]["last_message_at"] == meta.last_message_at
+    assert [e["conversation_id"] for e in entries(cli, "--user", "u_1")] == ["c1"]
+    assert "c2" in cli.ok("index", "ls")
+
+
+def test_check_finds_drift_and_rebuild_repairs_it(
+    cli: Cli, lib: makers_store.SyncContextStore, url: str
+) -> None:
+    for cid in ("c1", "c2", "c3"):
+        lib.append_message(conversation_id=cid, role="user", content="x", user_id="u_1")
+    assert json.loads(cli.ok("index", "check", "--json"))["ok"] is True
+    meta = lib.get_conversation(conversation_id="c1")
+    assert meta is not None
+    missing = keys.index_key(keys.INDEX_ALL, meta.last_message_at, "c1")
+    stale_rank = keys.index_key(keys.user_index_prefix("u_1"), 5, "c2")
+    orphan = keys.index_key(keys.user_index_prefix("ghost"), 7, "nobody")
+
+    async def damage(blobs: makers_store.BlobStore) -> None:
+        assert await blobs.delete(missing)
+        await blobs.put(stale_rank, b"")
+        await blobs.put(orphan, b"")
+
+    with_blobs(url, damage)
+    run = cli("index", "check", "--json")
+    assert run.exit_code == 1
+    report = json.loads(run.stdout)
+    assert report["ok"] is False
+    assert {(d["kind"], d["key"]) for d in report["drift"]} == {
+        ("missing", missing),
+        ("stale", stale_rank),
+        ("stale", orphan),
+    }
+    text = cli("index", "check")
+    assert text.exit_code == 1 and "3 problem(s)" in text.stdout
+    summary = json.loads(cli.ok("index", "rebuild", "--json"))
+    assert summary == {"conversations": 3, "created": 1, "removed": 2}
+    assert json.loads(cli.ok("index", "check", "--json"))["ok"] is True
+    assert "no drift" in cli.ok("index", "check")
+    listed = lib.list_conversations(user_id="u_1")
+    assert sorted(item.conversation_id for item in listed.items) == ["c1", "c2", "c3"]
+    assert "entries created" in cli.ok("index", "rebuild")
+
+
+def test_blob_ls_and_get(cli: Cli, lib: makers_store.SyncContextStore, url: str) -> None:
+    lib.append_message(conversation_id="c1", role="user", content="hello")
+    rows = [json.loads(line) for line in cli.ok("blob", "ls", "--json").splitlines()]
+    raw = with_blobs(url, lambda blobs: blobs.list(""))
+    assert rows == [
+        {"key": i.key, "size": i.size, "etag": i.etag, "updated_at": i.updated_at} for i in raw
+    ]
+    assert [r["key"] for r in rows if r["key"].startswith("c/")] == [
+        keys.message_key("c1", 0),
+        keys.meta_key("c1"),
+    ]
+    only = [json.loads(line) for line in cli.ok("blob", "ls", "i/", "--json").splitlines()]
+    assert only and all(r["key"].startswith("i/") for r in only)
+    assert len(cli.ok("blob", "ls", "--limit", "1", "--json").splitlines()) == 1
+    meta_key = keys.meta_key("c1")
+    shown = json.loads(cli.ok("blob", "get", meta_key, "--json"))
+    assert shown["key"] == meta_key and json.loads(shown["text"])["conversation_id"] == "c1"
+    assert "conversation_id" in cli.ok("blob", "get", meta_key)
+    message_key = keys.message_key("c1", 0)
+    stored = with_blobs(url, lambda blobs: blobs.get(message_key))
+    assert stored is not None
+    assert cli.ok("blob", "get", message_key, "--raw") == stored.data.decode()
