@@ -1,0 +1,82 @@
+"""One worker process: ``python -m makers_store.emulator.runtime.worker``.
+
+Started by the front (:mod:`.supervisor`), never by hand. Its settings come
+in the ``MAKERS_SERVE_WORKER`` environment variable (JSON), removed before
+any project code runs so the internal token never reaches ``ctx.env``. It
+listens on 127.0.0.1 on a port of its own choosing and announces it on
+stdout with :data:`READY_MARKER` once its store is open. It exits when the
+front asks (SIGTERM) or when the front is gone (its parent changed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import loader
+from .uvicorn_server import Server, on_stop_signals, quiet_config, stopper
+from .worker_app import WorkerApp, WorkerSettings
+
+SETTINGS_ENV = "MAKERS_SERVE_WORKER"
+READY_MARKER = "MAKERS-SERVE-WORKER-READY"
+GRACEFUL_S = 2
+
+
+def _settings() -> WorkerSettings:
+    raw = os.environ.pop(SETTINGS_ENV, None)
+    if raw is None:
+        raise SystemExit(f"{SETTINGS_ENV} is not set: workers are started by `makers-store serve`")
+    data = json.loads(raw)
+    return WorkerSettings(
+        project=Path(data["project"]),
+        store_url=data["store_url"],
+        instance=int(data["instance"]),
+        token=data["token"],
+        control_port=int(data["control_port"]),
+    )
+
+
+def _watch_parent(server: Server, parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(0.5)
+    server.should_exit = True  # the front is gone: do not outlive it
+    time.sleep(GRACEFUL_S + 3)
+    os._exit(1)
+
+
+def main() -> None:
+    settings = _settings()
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
+    os.chdir(settings.project)
+    if str(settings.project) not in sys.path:
+        sys.path.insert(0, str(settings.project))
+    loader.install(settings.project)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(2048)
+    port = listener.getsockname()[1]
+
+    def ready() -> None:
+        print(f"{READY_MARKER} {port}", flush=True)
+
+    app = WorkerApp(settings, on_ready=ready)
+    server = Server(quiet_config(app.asgi(), graceful_s=GRACEFUL_S, date_header=False))
+    on_stop_signals(stopper(server))
+    threading.Thread(
+        target=_watch_parent, args=(server, os.getppid()), name="parent-watch", daemon=True
+    ).start()
+    try:
+        asyncio.run(server.serve(sockets=[listener]))
+    finally:
+        listener.close()
+
+
+if __name__ == "__main__":
+    main()
