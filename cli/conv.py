@@ -9,7 +9,17 @@ import typer
 
 from .context import open_session
 from .errors import CliError, NotFound, UsageProblem
-from .options import PAGE, After, All, Before, ConversationId, JsonOutput, Order, UserFilter
+from .options import (
+    PAGE,
+    After,
+    All,
+    Before,
+    ConversationId,
+    JsonOutput,
+    Order,
+    UserFilter,
+    check_cursor_flags,
+)
 
 if TYPE_CHECKING:
     from makers_store import ConversationMeta, SyncContextStore
@@ -81,8 +91,7 @@ def list_command(
     as_json: JsonOutput = False,
 ) -> None:
     """List conversations by last message time: id, title, messages, last message."""
-    if after is not None and before is not None:
-        raise UsageProblem("--after and --before are mutually exclusive; pass one")
+    check_cursor_flags(after, before)
     with open_session(ctx) as session:
         items, next_cursor, previous_cursor = _pages(
             session.store,

@@ -9,7 +9,17 @@ import typer
 
 from .context import open_session
 from .errors import NotFound, UsageProblem
-from .options import PAGE, After, All, Before, ConversationId, JsonOutput, Order, Role
+from .options import (
+    PAGE,
+    After,
+    All,
+    Before,
+    ConversationId,
+    JsonOutput,
+    Order,
+    Role,
+    check_cursor_flags,
+)
 
 if TYPE_CHECKING:
     from makers_store import Message, SyncContextStore
@@ -138,8 +148,7 @@ def list_command(
     as_json: JsonOutput = False,
 ) -> None:
     """Print a conversation's messages as a readable transcript."""
-    if after is not None and before is not None:
-        raise UsageProblem("--after and --before are mutually exclusive; pass one")
+    check_cursor_flags(after, before)
     with open_session(ctx) as session:
         items, more = _walk(
             session.store,

@@ -121,3 +121,9 @@ def read_content(
 
 def _clip(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def check_cursor_flags(after: str | None, before: str | None) -> None:
+    """--after and --before name opposite directions; refuse both at once."""
+    if after is not None and before is not None:
+        raise UsageProblem("--after and --before are mutually exclusive; pass one")

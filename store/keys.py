@@ -64,10 +64,6 @@ def meta_key(cid: str) -> str:
     return f"c/{escape(cid)}/meta"
 
 
-def is_meta_key(key: str) -> bool:
-    return key.startswith(CONVERSATIONS) and key.endswith("/meta") and key.count("/") == 2
-
-
 def conversation_from_key(key: str) -> str:
     """The conversation id owning any ``c/{cid}/...`` key."""
     return unescape(key.split("/", 2)[1])
