@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from . import blob, conv, index, info, msg, state, transfer
+from . import blob, conv, copy, index, info, msg, state, transfer
 from . import serve as serve_commands
 from .context import CliState
 from .errors import BoundaryGroup, run_with_error_boundary
@@ -60,6 +60,7 @@ app.add_typer(index.app, name="index")
 app.add_typer(blob.app, name="blob")
 app.command("export")(transfer.export_command)
 app.command("import")(transfer.import_command)
+app.command("copy")(copy.copy_command)
 app.command("serve")(serve_commands.serve_command)
 app.command("init")(serve_commands.init_command)
 

@@ -5,7 +5,7 @@
 
 _makers_store_commands() {
     case "$1" in
-        "") echo 'info export import serve init conv msg state index blob' ;;
+        "") echo 'info export import copy serve init conv msg state index blob' ;;
         "conv") echo 'list show update delete clear' ;;
         "msg") echo 'append list show update delete tail' ;;
         "state") echo 'get set delete list' ;;
@@ -20,6 +20,7 @@ _makers_store_options() {
         "info") echo '--json -h --help' ;;
         "export") echo '--conversation -c --user -u --output -o -h --help' ;;
         "import") echo '--json -h --help' ;;
+        "copy") echo '--prune --json -h --help' ;;
         "serve") echo '--host --port --store --instances --recycle-every --reload -h --help' ;;
         "init") echo '--force -h --help' ;;
         "conv") echo '-h --help' ;;

@@ -3,7 +3,7 @@
 # Install: copy this file to ~/.config/fish/completions/makers-store.fish
 
 set -g __makers_store_valued '|--store' 'export|--conversation' 'export|-c' 'export|--user' 'export|-u' 'export|--output' 'export|-o' 'serve|--host' 'serve|--port' 'serve|--store' 'serve|--instances' 'serve|--recycle-every' 'conv list|--user' 'conv list|-u' 'conv list|--limit' 'conv list|-n' 'conv list|--order' 'conv list|--after' 'conv list|--before' 'conv update|--set' 'conv update|--unset' 'msg append|--role' 'msg append|-r' 'msg append|--content' 'msg append|-c' 'msg append|--content-json' 'msg append|--content-file' 'msg append|--meta' 'msg append|-m' 'msg append|--user' 'msg append|-u' 'msg list|--limit' 'msg list|-n' 'msg list|--order' 'msg list|--after' 'msg list|--before' 'msg update|--content' 'msg update|-c' 'msg update|--content-json' 'msg update|--content-file' 'msg update|--meta' 'msg update|-m' 'msg tail|--lines' 'msg tail|-n' 'msg tail|--interval' 'index ls|--user' 'index ls|-u' 'blob ls|--limit' 'blob ls|-n'
-set -g __makers_store_subcommands '|info' '|export' '|import' '|serve' '|init' '|conv' '|msg' '|state' '|index' '|blob' 'conv|list' 'conv|show' 'conv|update' 'conv|delete' 'conv|clear' 'msg|append' 'msg|list' 'msg|show' 'msg|update' 'msg|delete' 'msg|tail' 'state|get' 'state|set' 'state|delete' 'state|list' 'index|ls' 'index|check' 'index|rebuild' 'blob|ls' 'blob|get'
+set -g __makers_store_subcommands '|info' '|export' '|import' '|copy' '|serve' '|init' '|conv' '|msg' '|state' '|index' '|blob' 'conv|list' 'conv|show' 'conv|update' 'conv|delete' 'conv|clear' 'msg|append' 'msg|list' 'msg|show' 'msg|update' 'msg|delete' 'msg|tail' 'state|get' 'state|set' 'state|delete' 'state|list' 'index|ls' 'index|check' 'index|rebuild' 'blob|ls' 'blob|get'
 
 function __makers_store_path
     set -l tokens (commandline -opc)
@@ -33,6 +33,7 @@ complete -c makers-store -f
 complete -c makers-store -n '__makers_store_at '\'''\''' -a 'info' -d 'Which store is in use and why; counts, size on disk, schema version'
 complete -c makers-store -n '__makers_store_at '\'''\''' -a 'export' -d 'Write conversations, messages, metadata and state as JSON lines'
 complete -c makers-store -n '__makers_store_at '\'''\''' -a 'import' -d 'Read JSON lines written by export back into the store (idempotent)'
+complete -c makers-store -n '__makers_store_at '\'''\''' -a 'copy' -d 'Copy every conversation, message, state value and adapter blob from'
 complete -c makers-store -n '__makers_store_at '\'''\''' -a 'serve' -d 'Run a Makers project'\''s agents/ and cloud-functions/ locally, context …'
 complete -c makers-store -n '__makers_store_at '\'''\''' -a 'init' -d 'Create a runnable Makers project: chat, streaming and stop agents, a …'
 complete -c makers-store -n '__makers_store_at '\'''\''' -a 'conv' -d 'List, show, update, delete and clear conversations'
@@ -54,6 +55,9 @@ complete -c makers-store -n '__makers_store_at '\''export'\''' -s h -l help -d '
 complete -c makers-store -n '__makers_store_at '\''import'\''' -l json -d 'Print JSON with the API'\''s field names, for scripts'
 complete -c makers-store -n '__makers_store_at '\''import'\''' -s h -l help -d 'Show the help and exit'
 complete -c makers-store -n '__makers_store_at '\''import'\''' -F
+complete -c makers-store -n '__makers_store_at '\''copy'\''' -l prune -d 'Delete blobs that exist only in the destination'
+complete -c makers-store -n '__makers_store_at '\''copy'\''' -l json -d 'Print JSON with the API'\''s field names, for scripts'
+complete -c makers-store -n '__makers_store_at '\''copy'\''' -s h -l help -d 'Show the help and exit'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l host -x -d 'Interface to listen on; anything but loopback is reachable by others'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l port -x -d 'Port to listen on (0 picks a free one)'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l store -x -d 'Store URL for the agents (wins over the global --store); default: .ma…'

@@ -136,7 +136,11 @@ class MemoryBlobStore(BlobStore):
 
 
 class StepwiseMemoryBlobStore(StepwiseBlobStore):
-    """Non-atomic in-process backend (``memory://?atomic=false``)."""
+    """Non-atomic in-process backend (``memory://?atomic=false``). It behaves
+    like object storage, forward-only listings included, so the store's
+    object-storage paths are tested without a server."""
+
+    lists_backward = False
 
     def __init__(self, data: MemoryMap | None = None) -> None:
         self.data = data or MemoryMap()

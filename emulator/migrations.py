@@ -24,8 +24,22 @@ def _create_blobs(db: Database) -> None:
     )
 
 
+def _invert_index_ranks(db: Database) -> None:
+    # Index entries (i/all/{rank}/{cid}, i/u/{uid}/{rank}/{cid}) changed their
+    # rank from last_message_at to 999999999999999 - last_message_at, so that
+    # newest-first listings are forward listings (all object storage offers).
+    # The rank is the second-to-last segment; ids are escaped and hold no "/".
+    rows = db.execute("SELECT key FROM blobs WHERE key >= 'i/' AND key < 'i0'").fetchall()
+    for (key,) in rows:
+        head, rank, cid = key.rsplit("/", 2)
+        if len(rank) == 15 and rank.isdigit():
+            new_key = f"{head}/{999_999_999_999_999 - int(rank):015d}/{cid}"
+            db.execute("UPDATE blobs SET key = ? WHERE key = ?", [new_key, key])
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_create_blobs", _create_blobs),
+    ("0002_invert_index_ranks", _invert_index_ranks),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

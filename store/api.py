@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import keys, programs, validate
+from .adapters import load_adapter
 from .blob import BlobStore, Program
 from .clock import Clock, IdSource, random_suffix, system_clock
 from .codec import encode_json
@@ -24,6 +25,12 @@ from .convert import to_openai_input as _to_openai
 from .errors import MemoryConflictError, MemoryValidationError, PreconditionFailedError
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
+
+if TYPE_CHECKING:
+    from .adapters.claude_sessions import ClaudeSessionStore
+    from .adapters.langgraph_checkpoints import MakersCheckpointSaver
+    from .adapters.langgraph_store import MakersLangGraphStore
+    from .adapters.openai_sessions import OpenAISession
 
 T = TypeVar("T")
 _ATTEMPTS = 50
@@ -41,6 +48,8 @@ class _Shared:
         self.ids = ids
         self.location = location
         self.closed = False
+        #: adapters built once per store (``langgraph_checkpointer``, ...)
+        self.adapters: dict[str, Any] = {}
 
     async def run(self, make: Callable[[], Program[T]], *, write: bool) -> T:
         for attempt in range(_ATTEMPTS):
@@ -149,6 +158,10 @@ class ContextStore:
         """Close the backend (a no-op on bound stores, which share it)."""
         if self._owner and not self._shared.closed:
             self._shared.closed = True
+            for adapter in self._shared.adapters.values():  # sweepers, portal threads
+                aclose = getattr(adapter, "aclose", None)
+                if aclose is not None:
+                    await aclose()
             await self._shared.blobs.close()
 
     async def __aenter__(self) -> ContextStore:
@@ -185,6 +198,35 @@ class ContextStore:
         )
         return await self._shared.run(lambda: programs.append_message(new), write=True)
 
+    async def append_messages(
+        self,
+        *,
+        conversation_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        user_id: str | None = None,
+    ) -> list[str]:
+        """Append several ``{role, content, metadata?}`` messages in one unit of
+        work (one transaction where the backend has them); returns their ids.
+        An addition to the platform's API, for batch writers such as adapters."""
+        cid = validate.conversation_id(conversation_id)
+        uid = validate.optional_user_id(user_id)
+        now = self._shared.clock()
+        news = []
+        for index, item in enumerate(validate.message_batch(messages)):
+            with validate.item_context(f"messages[{index}]"):
+                news.append(
+                    programs.NewMessage(
+                        conversation_id=cid,
+                        role=validate.role(item.get("role")),
+                        content_json=validate.content_json(item.get("content")),
+                        metadata_json=validate.metadata_json(item.get("metadata")),
+                        user_id=uid,
+                        now=now,
+                        suffix=self._shared.ids(),
+                    )
+                )
+        return await self._shared.run(lambda: programs.append_messages(news), write=True)
+
     async def get_messages(
         self,
         *,
@@ -202,7 +244,9 @@ class ContextStore:
         after_seq = validate.message_cursor(after, "after")
         before_seq = validate.message_cursor(before, "before")
         return await self._shared.run(
-            lambda: programs.get_messages(cid, count, direction, after_seq, before_seq),
+            lambda: programs.get_messages(
+                cid, count, direction, after_seq, before_seq, self.blobs.lists_backward
+            ),
             write=False,
         )
 
@@ -263,7 +307,9 @@ class ContextStore:
         after_key = validate.conversation_cursor(after, "after", prefix)
         before_key = validate.conversation_cursor(before, "before", prefix)
         return await self._shared.run(
-            lambda: programs.list_conversations(count, direction, after_key, before_key, uid),
+            lambda: programs.list_conversations(
+                count, direction, after_key, before_key, uid, self.blobs.lists_backward
+            ),
             write=False,
         )
 
@@ -289,3 +335,38 @@ class ContextStore:
     def to_openai_input(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
         """``{role, content}`` items for OpenAI Chat Completions."""
         return _to_openai(messages)
+
+    # --- framework adapters (optional extras; see makers_store.adapters) ---
+
+    def claude_session_store(self) -> ClaudeSessionStore:
+        """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
+        return load_adapter("claude_sessions").ClaudeSessionStore(self)  # type: ignore[no-any-return]
+
+    async def claude_session_binding(self, conversation_id: str) -> str:
+        """The Claude session id (a UUID) of ``conversation_id``: the id itself
+        if it is a UUID, else one generated once and persisted."""
+        cid = validate.conversation_id(conversation_id)
+        module = load_adapter("claude_sessions")
+        return await module.session_binding(self, cid)  # type: ignore[no-any-return]
+
+    def openai_session(self, session_id: str, max_items: int | None = None) -> OpenAISession:
+        """An OpenAI Agents SDK ``Session`` kept as this conversation's messages
+        (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
+        module = load_adapter("openai_sessions")
+        return module.OpenAISession(self, session_id, max_items=max_items)  # type: ignore[no-any-return]
+
+    @property
+    def langgraph_checkpointer(self) -> MakersCheckpointSaver:
+        """A LangGraph ``BaseCheckpointSaver`` over this store (extra ``langgraph``)."""
+        return self._adapter("langgraph_checkpoints", "MakersCheckpointSaver")  # type: ignore[no-any-return]
+
+    @property
+    def langgraph_store(self) -> MakersLangGraphStore:
+        """A LangGraph ``BaseStore`` over this store (extra ``langgraph``)."""
+        return self._adapter("langgraph_store", "MakersLangGraphStore")  # type: ignore[no-any-return]
+
+    def _adapter(self, module_name: str, class_name: str) -> Any:
+        adapters = self._shared.adapters
+        if class_name not in adapters:
+            adapters[class_name] = getattr(load_adapter(module_name), class_name)(self)
+        return adapters[class_name]

@@ -165,6 +165,10 @@ class BlobStore(abc.ABC):
     #: True when :meth:`run` applies a program all-or-nothing, isolated from
     #: other writers (one transaction). Programs are correct either way.
     atomic: ClassVar[bool] = False
+    #: False when a ``reverse=True`` listing costs a read of the whole range
+    #: (object storage lists keys ascending only); programs then read
+    #: newest-first pages through forward listings of computed windows.
+    lists_backward: ClassVar[bool] = True
 
     @abc.abstractmethod
     async def run(self, program: Program[T], *, write: bool) -> T:

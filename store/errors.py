@@ -9,6 +9,7 @@
     ├── MemoryConflictError                       a concurrent writer won; retrying may succeed
     │   └── PreconditionFailedError               a blob's if-match / if-none-match did not hold
     ├── MemoryCorruptError                        stored bytes do not decode as what they should be
+    ├── SyncCallInEventLoopError (RuntimeError)   a blocking adapter call made on its own loop
     └── BackendError                              the storage backend failed (I/O, locks, driver)
         └── MissingExtraError (also ImportError)  an optional dependency is not installed
 
@@ -54,6 +55,11 @@ class MemoryCorruptError(StoreError):
 
 class BackendError(StoreError):
     """The storage backend failed."""
+
+
+class SyncCallInEventLoopError(StoreError, RuntimeError):
+    """A synchronous adapter method was called on the event loop that runs the
+    adapter's async methods, which it would block; use the async method there."""
 
 
 class MissingExtraError(BackendError, ImportError):

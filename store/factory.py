@@ -3,7 +3,8 @@
 Schemes: ``sqlite:///relative.db`` and ``sqlite:////absolute.db`` (SQLAlchemy
 style; a bare filesystem path means the same), ``memory://`` (a fresh
 in-process store; ``memory://?atomic=false`` steps through units one
-operation at a time, like object storage).
+operation at a time, like object storage), ``postgresql://user@host/db``
+(extra ``postgres``) and ``s3://bucket/prefix?endpoint_url=...`` (extra ``s3``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from .location import StoreLocation, resolve
 BACKENDS: dict[str, str] = {
     "sqlite": "makers_store.emulator.sqlite:from_url",
     "memory": "makers_store.emulator.memory:from_url",
+    "postgresql": "makers_store.emulator.postgres:from_url",
+    "postgres": "makers_store.emulator.postgres:from_url",
+    "s3": "makers_store.emulator.s3:from_url",
 }
 
 

@@ -33,6 +33,11 @@ class Portal:
                 self._loop, self._thread = loop, thread
             return self._loop
 
+    @property
+    def running(self) -> bool:
+        """Whether the loop thread is up (it starts on the first call)."""
+        return self._loop is not None
+
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
         loop = self._start()
         if threading.current_thread() is self._thread:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
-from .blob import BlobInfo, Op, Program, delete, get, list_keys, put, scan
+from .blob import BlobInfo, Entry, Op, Program, delete, get, list_keys, put, scan
 from .codec import (
     ConversationRecord,
     decode_message,
@@ -116,7 +116,9 @@ def entry_is_current(
     if record is None or record.deleting:
         return False
     rank, _ = keys.parse_index_key(prefix, entry_key)
-    return rank == max(record.last_message_at, 0) and (uid is None or uid in record.user_ids)
+    return rank == min(max(record.last_message_at, 0), keys.RANK_MAX) and (
+        uid is None or uid in record.user_ids
+    )
 
 
 # --- messages --------------------------------------------------------------
@@ -194,6 +196,63 @@ def append_message(new: NewMessage) -> Program[str]:
     return mid
 
 
+def append_messages(news: list[NewMessage]) -> Program[list[str]]:
+    """Append several messages to one conversation as one unit of work.
+
+    The quota is checked for the whole batch before anything is written. On
+    transactional backends the batch is all-or-nothing; on object storage each
+    message commits in turn, and a retried unit skips those already committed
+    (each :class:`NewMessage` remembers where it wrote).
+    """
+    if not news:
+        return []
+    cid = news[0].conversation_id
+    record, etag = yield from load_live_meta(cid)
+    adding = sum(1 for new in news if not new.written)
+    if record is not None and record.message_count + adding > MAX_MESSAGES:
+        raise MemoryQuotaExceededError(
+            f"conversation_id {cid!r} holds {record.message_count} messages; {adding} more "
+            f"would pass the maximum of {MAX_MESSAGES}"
+        )
+    if any(new.written for new in news):
+        ids = []  # a retry: one message at a time, committing what is already written
+        for new in news:
+            ids.append((yield from append_message(new)))
+        return ids
+    # Every blob first, then one meta update for the whole batch.
+    if record is None:
+        now = news[0].now
+        record = ConversationRecord(cid, created_at=now, last_message_at=now)
+    first = record.next_seq
+    for offset, new in enumerate(news):
+        seq = first + offset
+        data = encode_message(
+            message_id=keys.message_id(seq, new.suffix),
+            role=new.role,
+            content_json=new.content_json,
+            created_at=new.now,
+            metadata_json=new.metadata_json,
+            user_id=new.user_id,
+        )
+        try:
+            yield from put(keys.message_key(cid, seq), data, if_none_match=True)
+        except PreconditionFailedError:
+            if offset == 0:  # another append's uncommitted message: finish it first
+                pending = yield from get(keys.message_key(cid, seq))
+                if pending is not None:
+                    _, created_at, user_id = pending_append(pending.data)
+                    if etag is None:
+                        record.created_at = created_at
+                    yield from _commit_append(cid, record, etag, seq, created_at, user_id)
+            raise  # the retry commits what this call already wrote, one by one
+        new.written.append(seq)
+    last = news[-1]
+    yield from _commit_append(
+        cid, record, etag, first + len(news) - 1, last.now, last.user_id, count=len(news)
+    )
+    return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
+
+
 def _commit_append(
     cid: str,
     record: ConversationRecord,
@@ -201,11 +260,13 @@ def _commit_append(
     seq: int,
     created_at: int,
     user_id: str | None,
+    count: int = 1,
 ) -> Generator[Op, Any, None]:
-    """Advance meta past the message at ``seq``; move the index entries."""
+    """Advance meta past the message at ``seq`` (and the ``count - 1`` before
+    it, written by the same batch); move the index entries."""
     before = index_keys(cid, record) if etag is not None else []
     record.next_seq = seq + 1
-    record.message_count += 1
+    record.message_count += count
     record.last_message_at = created_at
     if user_id is not None and user_id not in record.user_ids:
         record.user_ids.append(user_id)
@@ -238,7 +299,12 @@ def _seq_bounds(
 
 
 def get_messages(
-    cid: str, limit: int, order: str, after: int | None, before: int | None
+    cid: str,
+    limit: int,
+    order: str,
+    after: int | None,
+    before: int | None,
+    lists_backward: bool = True,
 ) -> Program[list[Message]]:
     record = yield from visible_meta(cid)
     if record is None:
@@ -247,19 +313,56 @@ def get_messages(
     if low >= high:
         return []
     reverse = (order == "desc") != (before is not None)
-    blobs = yield from scan(
-        keys.messages_prefix(cid),
-        start_after=keys.message_key(cid, low - 1) if low > 0 else None,
-        end_before=keys.message_key(cid, high),
-        reverse=reverse,
-        limit=limit + len(record.tombstones),
-    )
+    if reverse and not lists_backward:
+        blobs = yield from _last_messages(cid, record, low, high, limit)
+    else:
+        blobs = yield from scan(
+            keys.messages_prefix(cid),
+            start_after=keys.message_key(cid, low - 1) if low > 0 else None,
+            end_before=keys.message_key(cid, high),
+            reverse=reverse,
+            limit=limit + len(record.tombstones),
+        )
     if record.tombstones:
         blobs = [b for b in blobs if record.visible(keys.seq_from_message_key(b.key))]
     messages = decode_messages([blob.data for blob in blobs[:limit]])
     if before is not None:
         messages.reverse()
     return messages
+
+
+def _last_messages(
+    cid: str, record: ConversationRecord, low: int, high: int, limit: int
+) -> Generator[Op, Any, list[Entry]]:
+    """The newest ``limit`` (+ tombstoned) message blobs in seqs [low, high),
+    newest first, through forward listings only. Deleted messages leave gaps
+    in the seqs; meta knows how many (``next_seq - cleared_below -
+    message_count``), so a window that many seqs wider holds the page."""
+    prefix = keys.messages_prefix(cid)
+    want = limit + len(record.tombstones)
+    gaps = record.next_seq - record.cleared_below - record.message_count
+    start = max(low, high - want - gaps)
+    if gaps > len(record.tombstones):  # find where the page starts: keys only
+        found: list[str] = []
+        after = keys.message_key(cid, start - 1) if start > 0 else None
+        while True:
+            batch = yield from list_keys(
+                prefix, start_after=after, end_before=keys.message_key(cid, high), limit=1000
+            )
+            found = (found + [info.key for info in batch])[-want:]
+            if len(batch) < 1000:
+                break
+            after = batch[-1].key
+        if not found:
+            return []
+        start = keys.seq_from_message_key(found[0])
+    blobs = yield from scan(
+        prefix,
+        start_after=keys.message_key(cid, start - 1) if start > 0 else None,
+        end_before=keys.message_key(cid, high),
+    )
+    blobs.reverse()
+    return blobs[:want]
 
 
 def _find_message(
@@ -364,19 +467,34 @@ def update_conversation(cid: str, patch: dict[str, Any]) -> Program[Conversation
     return record.public()
 
 
-def delete_conversation(cid: str) -> Program[None]:
+def delete_conversation(cid: str, linked_from: frozenset[str] = frozenset()) -> Program[None]:
     record, etag = yield from load_meta(cid)
     if record is not None and not record.deleting:
         record.deleting = True
         yield from save_meta(cid, record, etag)
     if record is None:
+        yield from _delete_linked(cid, linked_from)
         yield from _delete_range(keys.conversation_prefix(cid))
     else:
-        yield from _remove_conversation(cid, record)
+        yield from _remove_conversation(cid, record, linked_from)
 
 
-def _remove_conversation(cid: str, record: ConversationRecord) -> Generator[Op, Any, None]:
+def _delete_linked(cid: str, linked_from: frozenset[str]) -> Generator[Op, Any, None]:
+    """Delete the conversations ``cid`` links to (before the links themselves,
+    so an interrupted deletion still knows them when it is finished)."""
+    seen = linked_from | {cid}
+    links = yield from list_keys(keys.links_prefix(cid))
+    for info in links:
+        other = keys.linked_conversation(info.key)
+        if other not in seen:
+            yield from delete_conversation(other, seen)
+
+
+def _remove_conversation(
+    cid: str, record: ConversationRecord, linked_from: frozenset[str] = frozenset()
+) -> Generator[Op, Any, None]:
     """Second half of a deletion whose intent is committed in meta."""
+    yield from _delete_linked(cid, linked_from)
     meta_key = keys.meta_key(cid)
     yield from _delete_range(keys.conversation_prefix(cid), keep=meta_key)
     for key in index_keys(cid, record):
@@ -385,12 +503,18 @@ def _remove_conversation(cid: str, record: ConversationRecord) -> Generator[Op, 
 
 
 def list_conversations(
-    limit: int, order: str, after: str | None, before: str | None, uid: str | None
+    limit: int,
+    order: str,
+    after: str | None,
+    before: str | None,
+    uid: str | None,
+    lists_backward: bool = True,
 ) -> Program[ListConversationsResult]:
     prefix = keys.index_prefix(uid)
     cursor = after if after is not None else before
-    greater = (order == "asc") == (after is not None)
-    reverse = (order == "desc") != (before is not None)
+    # Index keys sort newest first: "desc" pages are forward listings.
+    greater = (order == "desc") == (after is not None)
+    reverse = (order == "asc") != (before is not None)
     found = yield from _current_entries(
         prefix,
         uid,
@@ -412,7 +536,8 @@ def list_conversations(
             uid,
             start_after=edge if reverse else None,
             end_before=None if reverse else edge,
-            reverse=not reverse,
+            # Any current entry will do: list forward where backward is costly.
+            reverse=not reverse and lists_backward,
             want=1,
         )
         beyond_cursor = bool(probe)

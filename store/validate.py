@@ -3,6 +3,8 @@ and the rule it broke, and is raised before anything is written."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from . import keys
@@ -129,3 +131,40 @@ def message_id(value: Any) -> str:
 
 def state_key(value: Any) -> str:
     return identifier(value, "key")
+
+
+MAX_BATCH = 1_000
+
+
+def message_batch(value: Any) -> list[Mapping[str, Any]]:
+    """The ``messages`` of ``append_messages``: a list of mappings, at most MAX_BATCH."""
+    if isinstance(value, str | bytes) or not isinstance(value, Sequence):
+        raise MemoryValidationError(
+            f"messages must be a list of {{role, content, metadata}} dicts, "
+            f"not {type(value).__name__}"
+        )
+    if len(value) > MAX_BATCH:
+        raise MemoryValidationError(
+            f"messages holds {len(value)} items; at most {MAX_BATCH} per call"
+        )
+    for index, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise MemoryValidationError(
+                f"messages[{index}] must be a dict, not {type(item).__name__}"
+            )
+        unknown = set(item) - {"role", "content", "metadata"}
+        if unknown:
+            raise MemoryValidationError(
+                f"messages[{index}] has unknown keys {sorted(unknown)}; "
+                "allowed: role, content, metadata"
+            )
+    return list(value)
+
+
+@contextlib.contextmanager
+def item_context(where: str) -> Iterator[None]:
+    """Prefix validation errors raised inside with ``where`` (``messages[3]: ...``)."""
+    try:
+        yield
+    except MemoryValidationError as exc:
+        raise MemoryValidationError(f"{where}: {exc}") from None

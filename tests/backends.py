@@ -1,15 +1,33 @@
-"""The backends every store test runs on."""
+"""The backends every store test runs on.
+
+``MAKERS_TEST_BACKENDS=sqlite,postgres pytest ...`` narrows (or widens) the set.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 #: memory: atomic in-process; stepwise: one operation at a time, like object
 #: storage without transactions; sqlite: the file-backed default emulator.
-BACKENDS = ["memory", "stepwise", "sqlite"]
+DEFAULT_BACKENDS = ["memory", "stepwise", "sqlite"]
+BACKENDS = [
+    kind.strip()
+    for kind in os.environ.get("MAKERS_TEST_BACKENDS", ",".join(DEFAULT_BACKENDS)).split(",")
+    if kind.strip()
+]
 
 
 def backend_url(kind: str, tmp_path: Path) -> str:
+    """A URL naming a fresh, empty store of ``kind`` for one test."""
+    if kind == "postgres":
+        from tests.servers.postgres import postgres_url
+
+        return postgres_url(tmp_path)
+    if kind == "s3":
+        from tests.servers.s3 import s3_url
+
+        return s3_url(tmp_path)
     return {
         "memory": "memory://",
         "stepwise": "memory://?atomic=false",

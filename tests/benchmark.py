@@ -39,134 +39,42 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
+import bench_langgraph
+import bench_openai
 from agents.memory import SQLiteSession
+from bench_harness import (
+    FULL,
+    QUICK,
+    QUOTA,
+    Op,
+    Row,
+    Sizes,
+    compare,
+    populate,
+    say,
+    sqlite_url,
+    table,
+)
 from openai.types.responses import EasyInputMessageParam
 
 import makers_store
 from makers_store.errors import MemoryQuotaExceededError
-
-Op = Callable[[], Awaitable[object]]
 
 TEXT = (
     "Please summarise the attached quarterly report in three bullet points, "
     "keeping the figures for revenue, churn and headcount, and flag anything "
     "that changed by more than ten percent since the previous quarter."
 )
-QUOTA = 10_000
-
-
-@dataclass(frozen=True)
-class Sizes:
-    rounds: int  # timed rounds per contender, in alternating order
-    round_seconds: float  # minimum duration of one timed round
-    min_ops: int  # minimum calls in one timed round
-    long_conversation: int  # messages in the read / late-append conversation
-    window: int  # timed appends per growth window
-    growth_rounds: int  # early and late windows measured (interleaved)
-    list_small: int  # conversations in the small list database
-    list_large: int  # conversations in the large list database
-    list_users: int  # conversations are spread round-robin over this many users
-
-
-FULL = Sizes(
-    rounds=7,
-    round_seconds=0.5,
-    min_ops=30,
-    long_conversation=QUOTA,
-    window=10,
-    growth_rounds=40,
-    list_small=1_000,
-    list_large=100_000,
-    list_users=10,
-)
-QUICK = Sizes(
-    rounds=3,
-    round_seconds=0.03,
-    min_ops=5,
-    long_conversation=120,
-    window=10,
-    growth_rounds=4,
-    list_small=60,
-    list_large=400,
-    list_users=2,
-)
-
-
-@dataclass(frozen=True)
-class Row:
-    operation: str
-    ours: float  # ops/s
-    baseline: str
-    baseline_ops: float
-    target: float | None  # minimum of ours / baseline_ops; None = for information
-    target_text: str
-
-    @property
-    def ratio(self) -> float:
-        return self.ours / self.baseline_ops
-
-    @property
-    def passed(self) -> bool | None:
-        return None if self.target is None else self.ratio >= self.target
 
 
 def user_item() -> EasyInputMessageParam:
     """One SQLiteSession item, as its docs show: a user message dict."""
     return {"role": "user", "content": TEXT}
-
-
-def sqlite_url(path: Path) -> str:
-    """``sqlite:///`` + an absolute path (so four slashes)."""
-    return f"sqlite:///{path.resolve()}"
-
-
-def say(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-# --- timing -----------------------------------------------------------------
-
-
-async def timed_round(op: Op, seconds: float, min_ops: int) -> float:
-    """ops/s of one round: at least ``min_ops`` calls lasting at least ``seconds``."""
-    calls = 0
-    start = time.perf_counter()
-    deadline = start + seconds
-    while True:
-        await op()
-        calls += 1
-        now = time.perf_counter()
-        if calls >= min_ops and now >= deadline:
-            return calls / (now - start)
-
-
-async def compare(contenders: Mapping[str, Op], sizes: Sizes) -> dict[str, float]:
-    """Median ops/s of each contender over alternating rounds, after a warm-up."""
-    names = list(contenders)
-    for name in names:
-        await timed_round(contenders[name], sizes.round_seconds / 2, sizes.min_ops)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for index in range(sizes.rounds):
-        for name in names if index % 2 == 0 else names[::-1]:
-            gc.collect()
-            samples[name].append(
-                await timed_round(contenders[name], sizes.round_seconds, sizes.min_ops)
-            )
-    return {name: statistics.median(values) for name, values in samples.items()}
-
-
-async def populate(label: str, count: int, append: Callable[[int], Awaitable[object]]) -> None:
-    start = time.perf_counter()
-    for index in range(count):
-        await append(index)
-    elapsed = time.perf_counter() - start
-    say(f"  populated {label}: {count:,} appends in {elapsed:.1f} s ({count / elapsed:,.0f}/s)")
 
 
 # --- contenders -------------------------------------------------------------
@@ -254,10 +162,22 @@ async def bench_append(workdir: Path, sizes: Sizes) -> list[Row]:
         raw.close()
     return [
         Row("append_message", found["ours"], "SQLiteSession.add_items", found["peer"], 4.0, ">= 4"),
-        Row("append_message", found["ours"], "raw sqlite3 insert+commit", found["raw"], 0.3,
-            ">= 0.30"),
-        Row("append_message", found["ours"], "raw, each op in a worker thread",
-            found["raw+hop"], None, "info"),
+        Row(
+            "append_message",
+            found["ours"],
+            "raw sqlite3 insert+commit",
+            found["raw"],
+            0.3,
+            ">= 0.30",
+        ),
+        Row(
+            "append_message",
+            found["ours"],
+            "raw, each op in a worker thread",
+            found["raw+hop"],
+            None,
+            "info",
+        ),
     ]
 
 
@@ -436,44 +356,12 @@ def environment(workdir: Path) -> list[str]:
     ]
 
 
-def table(rows: list[Row], quick: bool) -> list[str]:
-    header = ("operation", "ours ops/s", "baseline", "baseline ops/s", "ratio", "target", "result")
-    cells = [header]
-    for row in rows:
-        if row.passed is None:
-            result = "-"
-        else:
-            result = "PASS" if row.passed else "FAIL"
-            if quick:
-                result += " (quick: not enforced)"
-        cells.append(
-            (
-                row.operation,
-                f"{row.ours:,.0f}",
-                row.baseline,
-                f"{row.baseline_ops:,.0f}",
-                f"{row.ratio:.2f}",
-                row.target_text,
-                result,
-            )
-        )
-    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
-    numeric = {1, 3, 4}
-
-    def fmt(line: tuple[str, ...]) -> str:
-        return "  ".join(
-            text.rjust(width) if i in numeric else text.ljust(width)
-            for i, (text, width) in enumerate(zip(line, widths, strict=True))
-        ).rstrip()
-
-    rule = "  ".join("-" * width for width in widths)
-    return [fmt(header), rule, *(fmt(line) for line in cells[1:])]
-
-
 async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
     rows = await bench_append(workdir, sizes)
     rows += await bench_growth_and_read(workdir, sizes)
     rows += await bench_list(workdir, sizes)
+    rows += await bench_openai.run(workdir, sizes)
+    rows += await bench_langgraph.run(workdir, sizes)
     return rows
 
 

@@ -89,6 +89,12 @@ async def first_id(store: ContextStore, cid: str) -> str:
     return (await store.get_messages(conversation_id=cid, limit=1))[0].message_id
 
 
+BATCH = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": "r", "metadata": {"n": 1}},
+    {"role": "tool", "content": {"ok": True}},
+]
+
 WRITES: dict[str, Callable[[ContextStore], Awaitable[Any]]] = {
     "append to a new conversation": lambda s: s.append_message(
         conversation_id="new", role="user", content="n", user_id="u3"
@@ -98,6 +104,12 @@ WRITES: dict[str, Callable[[ContextStore], Awaitable[Any]]] = {
     ),
     "append to an existing one": lambda s: s.append_message(
         conversation_id="a", role="assistant", content="a3"
+    ),
+    "append a batch to a new conversation": lambda s: s.append_messages(
+        conversation_id="new", messages=BATCH, user_id="u3"
+    ),
+    "append a batch to an existing one": lambda s: s.append_messages(
+        conversation_id="a", messages=BATCH
     ),
     "delete a message": lambda s: _delete_first(s),
     "update a message": lambda s: _update_first(s),
@@ -167,13 +179,26 @@ async def test_concurrent_appends_interleave_without_loss() -> None:
             for i in range(40)
         ]
 
-    ids = [mid for batch in await asyncio.gather(*(writer(n) for n in range(5))) for mid in batch]
+    async def batch_writer(n: int) -> list[str]:
+        ids = []
+        for i in range(10):
+            batch = [{"role": "user", "content": f"{n}-{i}-{j}"} for j in range(4)]
+            ids += await store.append_messages(conversation_id="c", messages=batch, user_id=f"u{n}")
+        return ids
+
+    # three single-message writers and two batch writers, 40 messages each
+    writers = [writer(n) for n in range(3)] + [batch_writer(n) for n in range(3, 5)]
+    ids = [mid for batch in await asyncio.gather(*writers) for mid in batch]
     messages = []
     after = None
     while page := await store.get_messages(conversation_id="c", limit=100, after=after):
         messages += page
         after = page[-1].message_id
     assert sorted(ids) == [m.message_id for m in messages] and len(set(ids)) == 200
+    by_id = {m.message_id: m.content for m in messages}
+    for n in range(3, 5):  # each batch landed whole and in order
+        mine = sorted(mid for mid in ids if by_id[mid].startswith(f"{n}-"))
+        assert [by_id[mid] for mid in mine] == [f"{n}-{i}-{j}" for i in range(10) for j in range(4)]
     meta = await store.get_conversation(conversation_id="c")
     assert meta is not None and meta.message_count == 200
     for n in range(5):

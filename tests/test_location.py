@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import makers_store
+from makers_store.emulator.migrations import SCHEMA_VERSION
 from makers_store.factory import split_url
 from makers_store.location import resolve
 
@@ -84,4 +85,4 @@ async def test_synchronous_full_is_applied(tmp_path: Path) -> None:
     async with makers_store.open_store(f"sqlite:///{tmp_path}/f.db?synchronous=full") as store:
         await store.append_message(conversation_id="c", role="user", content="x")
         assert store.blobs.describe()["synchronous"] == "full"
-        assert store.blobs.describe()["schema_version"] == 1
+        assert store.blobs.describe()["schema_version"] == SCHEMA_VERSION

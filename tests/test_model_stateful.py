@@ -135,19 +135,57 @@ class StoreMachine(RuleBasedStateMachine):
         user=st.none() | USERS,
     )
     def append(self, cid: str, role: str, content: Any, metadata: Any, user: str | None) -> None:
-        mid = self.run(
-            self.store.append_message(
-                conversation_id=cid, role=role, content=content, metadata=metadata, user_id=user
+        self._append_batch(cid, [(role, content, metadata)], user, batch=False)
+
+    @rule(
+        cid=CIDS,
+        items=st.lists(
+            st.tuples(st.sampled_from(["user", "assistant", "tool"]), CONTENT, METADATA),
+            max_size=3,
+        ),
+        user=st.none() | USERS,
+    )
+    def append_batch(self, cid: str, items: list[tuple[str, Any, Any]], user: str | None) -> None:
+        self._append_batch(cid, items, user, batch=True)
+
+    def _append_batch(
+        self, cid: str, items: list[tuple[str, Any, Any]], user: str | None, *, batch: bool
+    ) -> None:
+        if batch:
+            mids = self.run(
+                self.store.append_messages(
+                    conversation_id=cid,
+                    messages=[
+                        {"role": role, "content": content, "metadata": metadata}
+                        for role, content, metadata in items
+                    ],
+                    user_id=user,
+                )
             )
-        )
+            if not mids:
+                return
+        else:
+            [(role, content, metadata)] = items
+            mids = [
+                self.run(
+                    self.store.append_message(
+                        conversation_id=cid,
+                        role=role,
+                        content=content,
+                        metadata=metadata,
+                        user_id=user,
+                    )
+                )
+            ]
         now = self.clock.now
         conv = self.convs.setdefault(cid, Conv(created_at=now, last_message_at=now))
         conv.last_message_at = now
-        conv.messages.append(Msg(mid, role, content, now, metadata))
         if user is not None:
             conv.users.add(user)
-        assert mid not in self.seen_ids
-        self.seen_ids.append(mid)
+        for mid, (role, content, metadata) in zip(mids, items, strict=True):
+            conv.messages.append(Msg(mid, role, content, now, metadata))
+            assert mid not in self.seen_ids
+            self.seen_ids.append(mid)
 
     def _pick(self, cid: str, index: int) -> str:
         messages = self.convs[cid].messages if cid in self.convs else []
@@ -254,12 +292,13 @@ class StoreMachine(RuleBasedStateMachine):
         if cursor is not None and self.seen_ids:
             mid = self.seen_ids[index % len(self.seen_ids)]
             kwargs[cursor] = mid
+            # The page next to the cursor, on the side the cursor names.
             if (cursor == "after") == (order == "asc"):
                 window = [m for m in expected if position(m.message_id) > position(mid)]
-                expected = window[:limit] if order == "asc" else window[-limit:]
+                expected = window[:limit]
             else:
                 window = [m for m in expected if position(m.message_id) < position(mid)]
-                expected = window[-limit:] if order == "asc" else window[:limit]
+                expected = window[-limit:]
         else:
             expected = expected[:limit] if order == "asc" else expected[-limit:]
         if order == "desc":
@@ -271,12 +310,13 @@ class StoreMachine(RuleBasedStateMachine):
 
     @rule(limit=st.integers(1, 3), order=st.sampled_from(["asc", "desc"]), user=st.none() | USERS)
     def walk_conversations(self, limit: int, order: str, user: str | None) -> None:
+        # Newest first, ties by escaped id; "asc" is the exact reverse.
         rows = [
-            (c.last_message_at, escape(cid), cid)
+            (-c.last_message_at, escape(cid), cid)
             for cid, c in self.convs.items()
             if user is None or user in c.users
         ]
-        rows.sort(reverse=order == "desc")
+        rows.sort(reverse=order == "asc")
         expected = [self.convs[cid].as_dict(cid) for _, _, cid in rows]
         pages = []
         page = self.run(self.store.list_conversations(limit=limit, order=order, user_id=user))

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store import BackendError
+from makers_store import BackendError, keys
 from makers_store.blob import Program, put
+from makers_store.clock import FixedClock
 from makers_store.emulator import migrations
 from makers_store.emulator.sqlite import SqliteBlobStore
 
@@ -36,22 +37,50 @@ async def test_new_migrations_apply_in_place(
     def add_column(db: migrations.Database) -> None:
         db.execute("ALTER TABLE blobs ADD COLUMN note TEXT")
 
-    upgraded = [*migrations.MIGRATIONS, ("0002_add_note", add_column)]
+    upgraded = [*migrations.MIGRATIONS, ("9999_add_note", add_column)]
     monkeypatch.setattr(migrations, "MIGRATIONS", upgraded)
     monkeypatch.setattr(migrations, "SCHEMA_VERSION", len(upgraded))
     async with makers_store.open_store(f"sqlite:///{path}") as store:
         [message] = await store.get_messages(conversation_id="c")
         assert message.message_id == mid and message.content == "kept"
-        assert store.blobs.describe()["schema_version"] == 2
+        assert store.blobs.describe()["schema_version"] == len(upgraded)
     conn = sqlite3.connect(path)
     assert "note" in [row[1] for row in conn.execute("PRAGMA table_info(blobs)")]
     conn.close()
 
-    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])  # an older release
-    monkeypatch.setattr(migrations, "SCHEMA_VERSION", 1)
+    older = upgraded[:-1]  # the release before
+    monkeypatch.setattr(migrations, "MIGRATIONS", older)
+    monkeypatch.setattr(migrations, "SCHEMA_VERSION", len(older))
     with pytest.raises(BackendError, match="newer makers-store"):
         async with makers_store.open_store(f"sqlite:///{path}") as store:
             await store.get_messages(conversation_id="c")
+
+
+async def test_index_entries_of_the_first_layout_are_migrated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0002 turns ranks from last_message_at into RANK_MAX - last_message_at."""
+    path = tmp_path / "s.db"
+    with monkeypatch.context() as patch:
+        patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
+        patch.setattr(migrations, "SCHEMA_VERSION", 1)
+        async with makers_store.open_store(f"sqlite:///{path}", clock=FixedClock()) as store:
+            for cid in ("old", "mid", "new"):
+                await store.append_message(
+                    conversation_id=cid, role="user", content=cid, user_id="u"
+                )
+    # Write the first layout's entries over what this release wrote.
+    conn = sqlite3.connect(path)
+    with conn:
+        for (key,) in conn.execute("SELECT key FROM blobs WHERE key LIKE 'i/%'").fetchall():
+            head, rank, cid = key.rsplit("/", 2)
+            old = f"{head}/{keys.RANK_MAX - int(rank):015d}/{cid}"
+            conn.execute("UPDATE blobs SET key = ? WHERE key = ?", [old, key])
+    conn.close()
+    async with makers_store.open_store(f"sqlite:///{path}") as store:
+        for user in (None, "u"):
+            page = await store.list_conversations(user_id=user)
+            assert [c.conversation_id for c in page.items] == ["new", "mid", "old"]
 
 
 async def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:

@@ -18,14 +18,14 @@ def test_index_ls_shows_raw_entries(cli: Cli, lib: makers_store.SyncContextStore
     lib.append_message(conversation_id="c2", role="user", content="x", user_id="u 2")
     listed = entries(cli)
     assert [(e["index"], e["user_id"], e["conversation_id"]) for e in listed] == [
+        ("all", None, "c2"),  # raw key order: newest first
         ("all", None, "c1"),
-        ("all", None, "c2"),
         ("user", "u 2", "c2"),
         ("user", "u_1", "c1"),
     ]
     assert all(e["current"] for e in listed)
     meta = lib.get_conversation(conversation_id="c1")
-    assert meta is not None and listed[0]["last_message_at"] == meta.last_message_at
+    assert meta is not None and listed[1]["last_message_at"] == meta.last_message_at
     assert [e["conversation_id"] for e in entries(cli, "--user", "u_1")] == ["c1"]
     assert "c2" in cli.ok("index", "ls")
 

@@ -1,0 +1,443 @@
+"""A ``claude_agent_sdk`` :class:`~claude_agent_sdk.types.SessionStore` over the store.
+
+Layout (see the "Claude sessions" section of :mod:`makers_store.keys`). A
+session's data lives under the conversation whose id is its ``session_id``,
+so ``delete_conversation(session_id)`` removes it; ``project_key`` and
+``subpath`` are escaped into the keys. Each transcript (the main one, or one
+subagent's ``subpath``) is an append-only log:
+
+* ``h/{stream}``, the *head*, is the commit point: the transcript's
+  generation, the next batch number, its mtime and (main transcript only) the
+  SDK's summary sidecar, folded with :func:`claude_agent_sdk.fold_session_summary`
+  at each commit. No head, no transcript.
+* ``b/{stream}/{gen}/{seq}`` holds one ``append`` call's entries as one blob,
+  so an append writes only its own entries (never the whole transcript) and
+  ``load`` is one prefix scan up to the head's next seq.
+* ``u/{stream}/{gen}/{uuid}`` records the batch that holds an entry's
+  ``uuid``: an entry whose uuid is already committed is skipped (the SDK
+  retries batches whose append timed out but may have landed).
+* ``x/claude/p/{project}/{sid}`` lists the main transcripts of a project.
+  It is derived: readers skip entries without a head (the session was deleted
+  with its conversation) and prune them; every main append re-puts its entry.
+
+An append runs as one unit of work. On object storage (no transactions) it
+creates batch ``next`` with if-none-match and then advances the head with
+if-match; a writer that finds another's uncommitted batch in its slot commits
+it on the other's behalf before trying again, so concurrent appends from many
+processes lose nothing, keep one order, and a crashed writer never blocks the
+log. Deleting a transcript deletes its head first; a recreated transcript gets
+a fresh random generation, so leftovers of an interrupted deletion are never
+read again (they are removed by the next deletion of that session).
+
+Entries are stored as strict JSON (:func:`makers_store.codec.encode_json`):
+NaN, Infinity and non-string keys are rejected with MemoryValidationError.
+
+``session_binding`` gives a conversation its Claude session id: an id the SDK
+itself accepts as a session id (8-4-4-4-12 hex digits, any case) is returned
+unchanged; any other id gets a ``uuid4`` generated once, created with
+if-none-match (racing binders all get the winner's), and linked to the
+conversation so that deleting it deletes the bound session too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import uuid
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from claude_agent_sdk import fold_session_summary
+from claude_agent_sdk.types import (
+    SessionKey,
+    SessionListSubkeysKey,
+    SessionStore,
+    SessionStoreEntry,
+    SessionStoreListEntry,
+    SessionSummaryEntry,
+)
+
+from .. import keys, validate
+from ..blob import Blob, Op, Program, delete, get, list_keys, put, scan
+from ..codec import dumps, encode_json
+from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
+
+if TYPE_CHECKING:
+    from ..api import ContextStore
+
+__all__ = ["ClaudeSessionStore", "session_binding"]
+
+#: The session ids the SDK accepts (its own resume check).
+_SESSION_UUID_RE = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE
+)
+_DELETE_BATCH = 500
+
+
+# --- records -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Head:
+    """A transcript's commit point: batches below ``next`` are committed."""
+
+    gen: str
+    next: int = 0
+    mtime: int = 0
+    summary: dict[str, Any] | None = None
+
+    def encode(self) -> bytes:
+        record: dict[str, Any] = {"gen": self.gen, "next": self.next, "mtime": self.mtime}
+        if self.summary is not None:
+            record["summary"] = self.summary
+        return dumps(record).encode()
+
+    @classmethod
+    def decode(cls, blob: Blob) -> _Head:
+        try:
+            record = json.loads(blob.data)
+            return cls(record["gen"], record["next"], record["mtime"], record.get("summary"))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MemoryCorruptError(f"Claude session head {blob.key!r} is corrupt") from exc
+
+
+def _batch_blob(token: str, entries_json: str) -> bytes:
+    """A batch: the writer's token on the first line, then the entries array."""
+    return f"{token}\n{entries_json}".encode()
+
+
+def _batch_token(data: bytes) -> bytes:
+    return data.partition(b"\n")[0]
+
+
+def _batch_entries(data: bytes) -> list[dict[str, Any]]:
+    return cast("list[dict[str, Any]]", _decode_batches([data]))
+
+
+def _decode_batches(batches: Sequence[bytes]) -> list[SessionStoreEntry]:
+    """Join the batches' arrays into one and parse it once (strict JSON
+    never holds a raw newline, so the array starts after the token line)."""
+    try:
+        parts = [data[data.index(b"\n") + 2 : -1] for data in batches]
+        return cast("list[SessionStoreEntry]", json.loads(b"[" + b",".join(parts) + b"]"))
+    except ValueError as exc:
+        raise MemoryCorruptError("a Claude session batch is corrupt") from exc
+
+
+@dataclass(slots=True)
+class _Place:
+    """Where one transcript lives."""
+
+    sid: str
+    project: str
+    stream: str
+
+    @property
+    def head_key(self) -> str:
+        return keys.claude_head_key(self.sid, self.project, self.stream)
+
+    @property
+    def is_main(self) -> bool:
+        return self.stream == keys.CLAUDE_MAIN_STREAM
+
+    def batch(self, gen: str, seq: int) -> str:
+        return keys.claude_batch_key(self.sid, self.project, self.stream, gen, seq)
+
+    def marker(self, gen: str, entry_uuid: str) -> str:
+        return keys.claude_marker_key(self.sid, self.project, self.stream, gen, entry_uuid)
+
+
+@dataclass(slots=True)
+class _Append:
+    """One ``append`` call; ``written`` remembers, across retries of the unit,
+    the (generation, seq) slots where this call put its batch."""
+
+    place: _Place
+    key: SessionKey
+    entries: list[dict[str, Any]]
+    entries_json: str
+    now: int
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    written: list[tuple[str, int]] = field(default_factory=list)
+
+
+# --- programs ----------------------------------------------------------------
+
+
+def _load_head(place: _Place) -> Generator[Op, Any, tuple[_Head | None, str | None]]:
+    blob = yield from get(place.head_key)
+    return (None, None) if blob is None else (_Head.decode(blob), blob.etag)
+
+
+def _append(call: _Append) -> Program[None]:
+    place = call.place
+    head, etag = yield from _load_head(place)
+    for gen, seq in list(call.written):  # an earlier attempt of this very call
+        blob = yield from get(place.batch(gen, seq))
+        if blob is None or _batch_token(blob.data) != call.token.encode():
+            call.written.remove((gen, seq))
+        elif head is not None and head.gen == gen and seq < head.next:
+            return  # committed by a helper
+        elif head is not None and head.gen == gen and seq == head.next:
+            yield from _commit(call, head, etag, _batch_entries(blob.data))
+            return
+        else:  # the transcript was deleted or recreated meanwhile: drop the orphan
+            yield from delete(blob.key, if_match=blob.etag)
+            call.written.remove((gen, seq))
+    if head is None:
+        head = _Head(gen=secrets.token_hex(8))
+    entries, entries_json = yield from _new_entries(call, head)
+    if not entries:
+        return
+    slot = place.batch(head.gen, head.next)
+    try:
+        yield from put(slot, _batch_blob(call.token, entries_json), if_none_match=True)
+    except PreconditionFailedError:
+        pending = yield from get(slot)
+        if pending is not None and etag is not None:  # another's uncommitted batch
+            yield from _commit(call, head, etag, _batch_entries(pending.data))
+        raise
+    call.written.append((head.gen, head.next))
+    yield from _commit(call, head, etag, entries)
+
+
+def _new_entries(
+    call: _Append, head: _Head
+) -> Generator[Op, Any, tuple[list[dict[str, Any]], str]]:
+    """The call's entries minus those whose uuid is committed or repeated."""
+    seen: set[str] = set()
+    kept: list[dict[str, Any]] = []
+    for entry in call.entries:
+        entry_uuid = entry.get("uuid")
+        if isinstance(entry_uuid, str):
+            if entry_uuid in seen:
+                continue
+            seen.add(entry_uuid)
+            if head.next:
+                marker = yield from get(call.place.marker(head.gen, entry_uuid))
+                if marker is not None and int(marker.data) < head.next:
+                    continue
+        kept.append(entry)
+    if len(kept) == len(call.entries):
+        return kept, call.entries_json
+    return kept, dumps(kept)
+
+
+def _commit(
+    call: _Append, head: _Head, etag: str | None, entries: list[dict[str, Any]]
+) -> Generator[Op, Any, None]:
+    """Advance the head past batch ``head.next`` holding ``entries``."""
+    place, seq = call.place, head.next
+    for entry in entries:
+        entry_uuid = entry.get("uuid")
+        if isinstance(entry_uuid, str):
+            yield from put(place.marker(head.gen, entry_uuid), str(seq).encode())
+    head.next = seq + 1
+    head.mtime = max(call.now, head.mtime)
+    if place.is_main:
+        prev: SessionSummaryEntry | None = None
+        if head.summary is not None:
+            prev = {"session_id": place.sid, "mtime": head.mtime, "data": head.summary}
+        folded = fold_session_summary(prev, call.key, cast("list[SessionStoreEntry]", entries))
+        head.summary = folded["data"]
+        # Listing entry first: a committed main transcript is always listed.
+        yield from put(keys.claude_project_entry(place.project, place.sid), b"")
+    yield from put(place.head_key, head.encode(), if_match=etag, if_none_match=etag is None)
+
+
+def _load(place: _Place) -> Program[list[SessionStoreEntry] | None]:
+    head, _ = yield from _load_head(place)
+    if head is None:
+        return None
+    blobs = yield from scan(
+        keys.claude_batches_prefix(place.sid, place.project, place.stream, head.gen),
+        end_before=place.batch(head.gen, head.next),
+    )
+    return _decode_batches([blob.data for blob in blobs])
+
+
+def _delete_prefix(prefix: str) -> Generator[Op, Any, None]:
+    while True:
+        infos = yield from list_keys(prefix, limit=_DELETE_BATCH)
+        for info in infos:
+            yield from delete(info.key)
+        if len(infos) < _DELETE_BATCH:
+            return
+
+
+def _delete_stream(place: _Place) -> Program[None]:
+    """Delete one transcript: its head (the commit point) first, then its data."""
+    blob = yield from get(place.head_key)
+    if blob is not None:
+        yield from delete(blob.key, if_match=blob.etag)
+    for prefix in keys.claude_stream_prefixes(place.sid, place.project, place.stream):
+        yield from _delete_prefix(prefix)
+
+
+def _delete_session(sid: str, project: str) -> Program[None]:
+    """Delete a main transcript and every subagent transcript under it."""
+    main = yield from get(keys.claude_head_key(sid, project, keys.CLAUDE_MAIN_STREAM))
+    if main is not None:  # the commit point first: the session is gone at once
+        yield from delete(main.key, if_match=main.etag)
+    heads = yield from list_keys(keys.claude_heads_prefix(sid, project))
+    for info in heads:
+        yield from delete(info.key)
+    yield from _delete_prefix(keys.claude_session_prefix(sid, project))
+    yield from delete(keys.claude_project_entry(project, sid))
+
+
+def _list_heads(project: str) -> Program[tuple[list[tuple[str, _Head]], list[str]]]:
+    """(session id, head) of the project's main transcripts, and stale entries."""
+    entries = yield from list_keys(keys.claude_project_prefix(project))
+    found: list[tuple[str, _Head]] = []
+    stale: list[str] = []
+    for info in entries:
+        sid = keys.claude_session_of_project_entry(info.key)
+        head, _ = yield from _load_head(_Place(sid, project, keys.CLAUDE_MAIN_STREAM))
+        if head is None:
+            stale.append(sid)
+        else:
+            found.append((sid, head))
+    return found, stale
+
+
+def _prune(project: str, stale: list[str]) -> Program[None]:
+    """Drop listing entries whose session is gone (deleted with its conversation)."""
+    for sid in stale:
+        head = yield from get(keys.claude_head_key(sid, project, keys.CLAUDE_MAIN_STREAM))
+        if head is None:
+            yield from delete(keys.claude_project_entry(project, sid))
+
+
+def _list_subkeys(sid: str, project: str) -> Program[list[str]]:
+    prefix = keys.claude_heads_prefix(sid, project)
+    heads = yield from list_keys(prefix + "s")
+    return [cast(str, keys.claude_subpath_of_head_key(info.key)) for info in heads]
+
+
+def _bind(cid: str, candidate: str) -> Program[str]:
+    """The session bound to ``cid``, binding ``candidate`` if there is none.
+
+    The link is written before the binding, so a binding always has its link;
+    a binder that loses the race removes its own link and retries.
+    """
+    key = keys.claude_binding_key(cid)
+    blob = yield from get(key)
+    if blob is not None:
+        return blob.data.decode()
+    link = keys.link_key(cid, candidate)
+    yield from put(link, b"")
+    try:
+        yield from put(key, candidate.encode(), if_none_match=True)
+    except PreconditionFailedError:
+        yield from delete(link)
+        raise
+    return candidate
+
+
+def _read_binding(cid: str) -> Program[str | None]:
+    blob = yield from get(keys.claude_binding_key(cid))
+    return None if blob is None else blob.data.decode()
+
+
+# --- public ------------------------------------------------------------------
+
+
+def _place(key: Any) -> tuple[_Place, SessionKey]:
+    """Validate a SessionKey (naming the bad field) and locate its transcript."""
+    if not isinstance(key, dict):
+        raise MemoryValidationError(f"key must be a dict, not {type(key).__name__}")
+    sid = validate.identifier(key.get("session_id"), "key.session_id")
+    project = validate.identifier(key.get("project_key"), "key.project_key")
+    subpath = key.get("subpath")
+    if subpath is not None:
+        validate.identifier(subpath, "key.subpath")
+    return _Place(sid, project, keys.claude_stream(subpath)), cast(SessionKey, key)
+
+
+class ClaudeSessionStore(SessionStore):
+    """Mirrors Claude Agent SDK transcripts into a :class:`ContextStore`.
+
+    Pass it as ``ClaudeAgentOptions(session_store=store.claude_session_store())``;
+    the SDK's ``*_from_store`` / ``*_via_store`` helpers read it too.
+    """
+
+    def __init__(self, store: ContextStore) -> None:
+        self._store = store
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """Append ``entries`` in order; entries whose ``uuid`` is stored are skipped."""
+        place, session_key = _place(key)
+        if not isinstance(entries, list):
+            raise MemoryValidationError("entries must be a list of JSON objects")
+        if not entries:
+            return
+        if not all(isinstance(entry, dict) for entry in entries):
+            raise MemoryValidationError("entries must be a list of JSON objects")
+        shared = self._store._shared
+        call = _Append(
+            place,
+            session_key,
+            cast("list[dict[str, Any]]", entries),
+            encode_json(entries, argument="entries"),
+            shared.clock(),
+        )
+        await shared.run(lambda: _append(call), write=True)
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """Every entry appended to ``key``, in order; None if it was never written."""
+        place, _ = _place(key)
+        return await self._store._shared.run(lambda: _load(place), write=False)
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        """The project's main transcripts with their mtimes (epoch ms)."""
+        found = await self._heads(project_key)
+        return [{"session_id": sid, "mtime": head.mtime} for sid, head in found]
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """The summary sidecars the appends folded, one per main transcript."""
+        found = await self._heads(project_key)
+        return [
+            {"session_id": sid, "mtime": head.mtime, "data": head.summary}
+            for sid, head in found
+            if head.summary is not None
+        ]
+
+    async def delete(self, key: SessionKey) -> None:
+        """Delete one subagent transcript, or a session with all its subagents."""
+        place, _ = _place(key)
+        if place.is_main:
+            await self._store._shared.run(
+                lambda: _delete_session(place.sid, place.project), write=True
+            )
+        else:
+            await self._store._shared.run(lambda: _delete_stream(place), write=True)
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        """The subpaths of the session's subagent transcripts."""
+        place, _ = _place({"project_key": key["project_key"], "session_id": key["session_id"]})
+        return await self._store._shared.run(
+            lambda: _list_subkeys(place.sid, place.project), write=False
+        )
+
+    async def _heads(self, project_key: str) -> list[tuple[str, _Head]]:
+        project = validate.identifier(project_key, "project_key")
+        shared = self._store._shared
+        found, stale = await shared.run(lambda: _list_heads(project), write=False)
+        if stale:
+            await shared.run(lambda: _prune(project, stale), write=True)
+        return found
+
+
+async def session_binding(store: ContextStore, cid: str) -> str:
+    """The Claude session id of conversation ``cid`` (validated by the caller)."""
+    if _SESSION_UUID_RE.fullmatch(cid):
+        return cid
+    shared = store._shared
+    bound = await shared.run(lambda: _read_binding(cid), write=False)
+    if bound is not None:
+        return bound
+    candidate = str(uuid.uuid4())
+    return await shared.run(lambda: _bind(cid, candidate), write=True)

@@ -1,0 +1,227 @@
+"""I/O-free programs of the LangGraph checkpointer, and the bytes it stores.
+
+The programs move opaque bytes under the keys of :mod:`makers_store.keys`
+("LangGraph checkpoints"); :mod:`.langgraph_checkpoints` turns checkpoints
+into those bytes with LangGraph's serializer and back.
+
+Record format: one line of JSON (the header: ids, serializer type tags,
+sizes; ``json.dumps`` never emits a raw newline) then ``\\n`` then the
+serialized payloads as raw bytes, concatenated. Bytes stay bytes (no base64)
+and a blob listing in the CLI still shows readable ids.
+
+Write order, for backends that run a program one step at a time: a
+checkpoint's run marker is written before the checkpoint (a marker without a
+checkpoint is harmless), and deletions remove the checkpoint first, then its
+writes and marker, so a crash never shows a checkpoint whose writes are gone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Generator, Iterable, Sequence
+from typing import Any, NamedTuple
+
+from makers_store import keys
+from makers_store.blob import Entry, Op, Program, delete, get, list_keys, put, scan
+from makers_store.errors import MemoryCorruptError, PreconditionFailedError
+
+PAGE = 500
+
+
+# --- records -----------------------------------------------------------------
+
+
+def pack(header: dict[str, Any], *payloads: bytes) -> bytes:
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return b"".join((head.encode(), b"\n", *payloads))
+
+
+def unpack(data: bytes) -> tuple[dict[str, Any], memoryview]:
+    """The header and the payload bytes of a record."""
+    try:
+        split = data.index(b"\n")
+        header = json.loads(data[:split])
+    except ValueError as exc:
+        raise MemoryCorruptError(f"a LangGraph checkpoint record does not decode: {exc}") from exc
+    if not isinstance(header, dict):
+        raise MemoryCorruptError("a LangGraph checkpoint record has no header object")
+    return header, memoryview(data)[split + 1 :]
+
+
+class StoredCheckpoint(NamedTuple):
+    """A checkpoint record and the records of its pending writes."""
+
+    checkpoint_ns: str
+    data: bytes
+    writes: list[bytes]
+
+
+class WriteRecord(NamedTuple):
+    key: str
+    data: bytes
+    keep_first: bool  # regular writes: an existing record wins (idempotent retries)
+
+
+# --- reads -------------------------------------------------------------------
+
+
+def _with_writes(
+    thread_id: str, checkpoint_ns: str, entries: Iterable[Entry]
+) -> Generator[Op, Any, list[StoredCheckpoint]]:
+    found = []
+    for entry in entries:
+        checkpoint_id = keys.restore_checkpoint_id(entry.key.rsplit("/", 1)[1])
+        prefix = keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
+        writes = yield from scan(prefix)
+        found.append(StoredCheckpoint(checkpoint_ns, entry.data, [w.data for w in writes]))
+    return found
+
+
+def load_checkpoint(
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+) -> Program[StoredCheckpoint | None]:
+    """The checkpoint named, or the latest of (thread, namespace), with its writes."""
+    prefix = keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
+    if checkpoint_id is None:
+        entries = yield from scan(prefix, limit=1)
+    else:
+        blob = yield from get(
+            keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+        )
+        entries = [] if blob is None else [Entry(blob.key, blob.data)]
+    found = yield from _with_writes(thread_id, checkpoint_ns, entries)
+    return found[0] if found else None
+
+
+def list_checkpoints(
+    thread_id: str, checkpoint_ns: str, before_id: str | None, limit: int
+) -> Program[list[StoredCheckpoint]]:
+    """Up to ``limit`` checkpoints older than ``before_id``, newest first."""
+    prefix = keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
+    start = None if before_id is None else prefix + keys.invert_checkpoint_id(before_id)
+    entries = yield from scan(prefix, start_after=start, limit=limit)
+    return (yield from _with_writes(thread_id, checkpoint_ns, entries))
+
+
+def _segments_under(prefix: str) -> Generator[Op, Any, list[str]]:
+    """The distinct first path segments of the keys under ``prefix``, one
+    listing per segment: a skip-scan that never reads what lies beneath."""
+    found: list[str] = []
+    cursor = None
+    while True:
+        infos = yield from list_keys(prefix, start_after=cursor, limit=1)
+        if not infos:
+            return found
+        segment = infos[0].key[len(prefix) :].split("/", 1)[0]
+        found.append(segment)
+        cursor = f"{prefix}{segment}/{keys.LAST_CHARACTER}"
+
+
+def namespaces(thread_id: str) -> Program[list[str]]:
+    """Every checkpoint namespace of a thread that holds data."""
+    segments = yield from _segments_under(keys.langgraph_prefix(thread_id))
+    return [keys.langgraph_ns_of_segment(s) for s in segments if s.startswith("n")]
+
+
+def threads() -> Generator[Op, Any, list[str]]:
+    """Every thread (conversation) with LangGraph checkpoints: one listing per
+    conversation in the store, so only for whole-store calls."""
+    found = []
+    for segment in (yield from _segments_under(keys.CONVERSATIONS)):
+        thread_id = keys.unescape(segment)
+        marker = yield from list_keys(keys.langgraph_prefix(thread_id), limit=1)
+        if marker:
+            found.append(thread_id)
+    return found
+
+
+# --- writes ------------------------------------------------------------------
+
+
+def put_checkpoint(
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str, data: bytes, run_id: str | None
+) -> Program[None]:
+    if run_id is not None:
+        yield from put(keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id), b"")
+    yield from put(keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id), data)
+
+
+def put_writes(records: Sequence[WriteRecord]) -> Program[None]:
+    for record in records:
+        if record.keep_first:
+            try:
+                yield from put(record.key, record.data, if_none_match=True)
+            except PreconditionFailedError:
+                pass  # stored by an earlier attempt of the same task
+        else:
+            yield from put(record.key, record.data)
+
+
+def _delete_prefix(prefix: str) -> Generator[Op, Any, None]:
+    while True:
+        infos = yield from list_keys(prefix, limit=PAGE)
+        for info in infos:
+            yield from delete(info.key)
+        if len(infos) < PAGE:
+            return
+
+
+def _delete_checkpoint(
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str, run_id: str | None
+) -> Generator[Op, Any, None]:
+    yield from delete(keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id))
+    yield from _delete_prefix(keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id))
+    if run_id is not None:
+        yield from delete(keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id))
+
+
+def delete_thread(thread_id: str) -> Program[None]:
+    yield from _delete_prefix(keys.langgraph_prefix(thread_id))
+
+
+def copy_thread(source_id: str, target_id: str) -> Program[None]:
+    """Copy every record; keys differ only in the prefix and records never
+    name their thread, so this is a byte copy."""
+    source, target = keys.langgraph_prefix(source_id), keys.langgraph_prefix(target_id)
+    cursor = None
+    while True:
+        entries = yield from scan(source, start_after=cursor, limit=PAGE)
+        for entry in entries:
+            yield from put(target + entry.key[len(source) :], entry.data)
+        if len(entries) < PAGE:
+            return
+        cursor = entries[-1].key
+
+
+def run_of(data: bytes) -> str | None:
+    run = unpack(data)[0].get("run")
+    return run if isinstance(run, str) else None
+
+
+def keep_latest(thread_id: str) -> Program[None]:
+    """Delete every checkpoint of the thread but the latest of each namespace."""
+    for checkpoint_ns in (yield from namespaces(thread_id)):
+        prefix = keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
+        latest = yield from list_keys(prefix, limit=1)
+        if not latest:  # only orphaned writes are left: drop them
+            ns_prefix = prefix[: -len("c/")]
+            yield from _delete_prefix(ns_prefix)
+            continue
+        while True:
+            older = yield from scan(prefix, start_after=latest[0].key, limit=PAGE)
+            for entry in older:
+                checkpoint_id = keys.restore_checkpoint_id(entry.key[len(prefix) :])
+                yield from _delete_checkpoint(
+                    thread_id, checkpoint_ns, checkpoint_id, run_of(entry.data)
+                )
+            if len(older) < PAGE:
+                break
+
+
+def delete_runs(thread_ids: Sequence[str], run_ids: Sequence[str]) -> Program[None]:
+    for thread_id in thread_ids:
+        for run_id in run_ids:
+            prefix = keys.langgraph_run_prefix(thread_id, run_id)
+            for info in (yield from list_keys(prefix)):
+                checkpoint_ns, checkpoint_id = keys.parse_langgraph_run_key(prefix, info.key)
+                yield from _delete_checkpoint(thread_id, checkpoint_ns, checkpoint_id, run_id)

@@ -1,0 +1,394 @@
+"""A LangGraph checkpointer (``BaseCheckpointSaver``) over the store.
+
+``store.langgraph_checkpointer`` saves a graph's checkpoints where the rest of
+the conversation lives: the LangGraph ``thread_id`` is the conversation id,
+and everything sits under ``c/{thread}/x/langgraph/``, so
+``delete_conversation`` removes checkpoints and writes with the messages.
+
+Key layout (built in :mod:`makers_store.keys`, "LangGraph checkpoints"), with
+``{ns}`` the escaped checkpoint namespace::
+
+    c/{thread}/x/langgraph/n{ns}/c/{inverted id}       checkpoint + metadata
+    c/{thread}/x/langgraph/n{ns}/w/{id}/{task}/{idx}   one pending write
+    c/{thread}/x/langgraph/r/{run}/n{ns}/{inverted id}  run marker (empty)
+
+Checkpoint ids are time-ordered UUIDv6 strings; the inverted id sorts newest
+first, so every common read is a forward range read, the one direction
+object storage lists efficiently: ``get_tuple`` without an id is one
+``Scan(limit=1)`` plus one scan of that checkpoint's writes; with an id, one
+``Get`` plus the writes; ``list`` is a forward scan starting after ``before``,
+paged. ``put`` is one write (two when the metadata names a ``run_id``: the
+run marker lets ``delete_for_runs`` find a run's checkpoints without reading
+them). Like ``AsyncSqliteSaver``, a checkpoint is stored whole (its channel
+values included), serialized with ``self.serde.dumps_typed``; bytes are
+stored as bytes (see :mod:`.langgraph_checkpoint_programs` for the record
+format). Calls that name no thread (``list(None)``, ``delete_for_runs``)
+visit every conversation of the store, one listing each.
+
+The async methods run programs through the store; the sync twins (used by
+``graph.invoke``) run the same coroutines either on the event loop the saver
+was created in, from another thread (as ``AsyncSqliteSaver`` does), or, when
+it was created outside any loop, on a private portal thread that
+:meth:`close` stops. A sync call from inside the saver's own event loop
+would deadlock, so it raises :class:`SyncCallInEventLoopError` instead.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    PendingWrite,
+    get_serializable_checkpoint_metadata,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from makers_store import keys, validate
+from makers_store.errors import MemoryValidationError
+
+from . import langgraph_checkpoint_programs as programs
+from .langgraph_checkpoint_programs import StoredCheckpoint, WriteRecord, pack, unpack
+from .sync_bridge import SyncBridge
+
+if TYPE_CHECKING:
+    from makers_store.api import ContextStore
+
+T = TypeVar("T")
+_LIST_PAGE = 100
+_STRATEGIES = ("keep_latest", "delete")
+
+
+def _configurable(config: RunnableConfig | None, argument: str) -> dict[str, Any]:
+    configurable = (config or {}).get("configurable")
+    if not isinstance(configurable, dict):
+        raise MemoryValidationError(f'{argument}["configurable"] must be a dict')
+    return configurable
+
+
+def _thread(value: Any, argument: str) -> str:
+    if value is None:
+        raise MemoryValidationError(f"{argument} is required")
+    return validate.identifier(str(value), argument)
+
+
+def _checkpoint_id(value: Any, argument: str) -> str:
+    if not isinstance(value, str) or not keys.is_checkpoint_id(value):
+        raise MemoryValidationError(
+            f"{argument} must be 1 to 128 printable ASCII characters (a LangGraph "
+            f"checkpoint id); got {value!r}"
+        )
+    return value
+
+
+class MakersCheckpointSaver(BaseCheckpointSaver[int]):
+    """LangGraph checkpoints in a makers-store ``ContextStore``."""
+
+    def __init__(self, store: ContextStore, *, serde: SerializerProtocol | None = None) -> None:
+        super().__init__(serde=serde)
+        self._shared = store._shared
+        self._bridge = SyncBridge(
+            "checkpointer", "await graph.ainvoke(...), await checkpointer.aget_tuple(...)"
+        )
+
+    # --- sync bridge -------------------------------------------------------
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self._bridge.call(coro)
+
+    def close(self) -> None:
+        """Stop the private portal thread, if sync calls ever started it. Idempotent."""
+        self._bridge.stop()
+
+    async def aclose(self) -> None:
+        """:meth:`close`, for async callers (``ContextStore.close`` uses it)."""
+        self.close()
+
+    # --- reading -------------------------------------------------------------
+
+    def _tuple(self, thread_id: str, stored: StoredCheckpoint) -> CheckpointTuple:
+        header, payload = unpack(stored.data)
+        checkpoint_type, metadata_type = header["types"]
+        split = header["split"]
+        checkpoint = self.serde.loads_typed((checkpoint_type, bytes(payload[:split])))
+        metadata = self.serde.loads_typed((metadata_type, bytes(payload[split:])))
+        ns = stored.checkpoint_ns
+        parent = header.get("parent")
+        return CheckpointTuple(
+            config={
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": header["id"],
+                }
+            },
+            checkpoint=checkpoint,
+            metadata=metadata,
+            parent_config=None
+            if parent is None
+            else {
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": parent,
+                }
+            },
+            pending_writes=self._writes(stored.writes),
+        )
+
+    def _writes(self, records: list[bytes]) -> list[PendingWrite]:
+        decoded = []
+        for data in records:
+            header, payload = unpack(data)
+            value = self.serde.loads_typed((header["type"], bytes(payload)))
+            sort_key = (header["path"], header["task"], header["idx"])
+            decoded.append((sort_key, (header["task"], header["channel"], value)))
+        decoded.sort(key=lambda item: item[0])  # LangGraph's writes_sort_key order
+        return [write for _, write in decoded]
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        conf = _configurable(config, "config")
+        thread_id = _thread(conf.get("thread_id"), "thread_id")
+        ns = str(conf.get("checkpoint_ns") or "")
+        checkpoint_id = conf.get("checkpoint_id")
+        if checkpoint_id is not None and not (
+            isinstance(checkpoint_id, str) and keys.is_checkpoint_id(checkpoint_id)
+        ):
+            return None  # no stored checkpoint can carry such an id
+        stored = await self._shared.run(
+            lambda: programs.load_checkpoint(thread_id, ns, checkpoint_id), write=False
+        )
+        return None if stored is None else self._tuple(thread_id, stored)
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        if limit is not None and limit <= 0:
+            return
+        before_id = None
+        if before is not None:
+            before_id = _configurable(before, "before").get("checkpoint_id")
+            if before_id is not None:
+                before_id = _checkpoint_id(before_id, 'before["configurable"]["checkpoint_id"]')
+        conf = None if config is None else _configurable(config, "config")
+        if conf is not None and conf.get("checkpoint_id") is not None:
+            found = await self.aget_tuple(config)  # type: ignore[arg-type]
+            if (
+                found is not None
+                and (before_id is None or found.checkpoint["id"] < before_id)
+                and self._matches(found, filter)
+            ):
+                yield found
+            return
+        if conf is not None and conf.get("checkpoint_ns") is not None:
+            thread_id = _thread(conf.get("thread_id"), "thread_id")
+            ns = str(conf["checkpoint_ns"])
+            async for item in self._list_namespace(thread_id, ns, filter, before_id, limit):
+                yield item
+            return
+        # several namespaces (or threads): gather, then order newest first
+        if conf is None:
+            thread_ids = await self._shared.run(programs.threads, write=False)
+        else:
+            thread_ids = [_thread(conf.get("thread_id"), "thread_id")]
+        found_all: list[CheckpointTuple] = []
+        for thread_id in thread_ids:
+            namespaces = functools.partial(programs.namespaces, thread_id)
+            for ns in await self._shared.run(namespaces, write=False):
+                async for item in self._list_namespace(thread_id, ns, filter, before_id, limit):
+                    found_all.append(item)
+        found_all.sort(key=lambda item: item.checkpoint["id"], reverse=True)
+        for item in found_all[:limit]:
+            yield item
+
+    async def _list_namespace(
+        self,
+        thread_id: str,
+        ns: str,
+        filter: dict[str, Any] | None,
+        before_id: str | None,
+        limit: int | None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        remaining = limit
+        cursor = before_id
+        while remaining is None or remaining > 0:
+            page = _LIST_PAGE if filter or remaining is None else min(remaining, _LIST_PAGE)
+            read = functools.partial(programs.list_checkpoints, thread_id, ns, cursor, page)
+            stored = await self._shared.run(read, write=False)
+            for entry in stored:
+                item = self._tuple(thread_id, entry)
+                cursor = item.checkpoint["id"]
+                if self._matches(item, filter):
+                    yield item
+                    if remaining is not None:
+                        remaining -= 1
+                        if remaining == 0:
+                            return
+            if len(stored) < page:
+                return
+
+    @staticmethod
+    def _matches(item: CheckpointTuple, filter: dict[str, Any] | None) -> bool:
+        if not filter:
+            return True
+        metadata: dict[str, Any] = dict(item.metadata)
+        return all(key in metadata and metadata[key] == value for key, value in filter.items())
+
+    # --- writing -------------------------------------------------------------
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        conf = _configurable(config, "config")
+        thread_id = _thread(conf.get("thread_id"), "thread_id")
+        ns = str(conf.get("checkpoint_ns") or "")
+        checkpoint_id = _checkpoint_id(checkpoint.get("id"), 'checkpoint["id"]')
+        parent = conf.get("checkpoint_id")
+        checkpoint_type, checkpoint_bytes = self.serde.dumps_typed(checkpoint)
+        saved_metadata = get_serializable_checkpoint_metadata(config, metadata)
+        metadata_type, metadata_bytes = self.serde.dumps_typed(saved_metadata)
+        run = saved_metadata.get("run_id")
+        run_id = run if isinstance(run, str) and run else None
+        header = {
+            "id": checkpoint_id,
+            "parent": parent,
+            "run": run_id,
+            "types": [checkpoint_type, metadata_type],
+            "split": len(checkpoint_bytes),
+        }
+        data = pack(header, checkpoint_bytes, metadata_bytes)
+        await self._shared.run(
+            lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id),
+            write=True,
+        )
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint_id,
+            }
+        }
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        conf = _configurable(config, "config")
+        thread_id = _thread(conf.get("thread_id"), "thread_id")
+        ns = str(conf.get("checkpoint_ns") or "")
+        checkpoint_id = _checkpoint_id(
+            conf.get("checkpoint_id"), 'config["configurable"]["checkpoint_id"]'
+        )
+        records = []
+        for index, (channel, value) in enumerate(writes):
+            idx = WRITES_IDX_MAP.get(channel, index)
+            value_type, value_bytes = self.serde.dumps_typed(value)
+            header = {
+                "task": task_id,
+                "channel": channel,
+                "path": task_path,
+                "idx": idx,
+                "type": value_type,
+            }
+            key = keys.langgraph_write_key(thread_id, ns, checkpoint_id, task_id, idx)
+            records.append(WriteRecord(key, pack(header, value_bytes), keep_first=idx >= 0))
+        if records:
+            await self._shared.run(lambda: programs.put_writes(records), write=True)
+
+    # --- whole threads -------------------------------------------------------
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        thread = _thread(thread_id, "thread_id")
+        await self._shared.run(lambda: programs.delete_thread(thread), write=True)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        source = _thread(source_thread_id, "source_thread_id")
+        target = _thread(target_thread_id, "target_thread_id")
+        if source != target:
+            await self._shared.run(lambda: programs.copy_thread(source, target), write=True)
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        runs = [_thread(run_id, "run_ids[]") for run_id in run_ids]
+        if not runs:
+            return
+        thread_ids = await self._shared.run(programs.threads, write=False)
+        await self._shared.run(lambda: programs.delete_runs(thread_ids, runs), write=True)
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if strategy not in _STRATEGIES:
+            raise MemoryValidationError(
+                f"strategy must be one of {', '.join(_STRATEGIES)}; got {strategy!r}"
+            )
+        for thread_id in thread_ids:
+            thread = _thread(thread_id, "thread_ids[]")
+            program = programs.delete_thread if strategy == "delete" else programs.keep_latest
+            await self._shared.run(functools.partial(program, thread), write=True)
+
+    # --- sync twins ------------------------------------------------------------
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._call(self.aget_tuple(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        async def collect() -> list[CheckpointTuple]:
+            listing = self.alist(config, filter=filter, before=before, limit=limit)
+            return [item async for item in listing]
+
+        return iter(self._call(collect()))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._call(self.aput(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._call(self.aput_writes(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._call(self.adelete_thread(thread_id))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._call(self.acopy_thread(source_thread_id, target_thread_id))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._call(self.adelete_for_runs(run_ids))
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._call(self.aprune(thread_ids, strategy=strategy))

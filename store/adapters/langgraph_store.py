@@ -1,0 +1,327 @@
+"""LangGraph long-term memory (``BaseStore``) over the makers-store Blob store.
+
+``store.langgraph_store`` gives the plain store (no embedder, no default
+TTL); build a configured one with ``MakersLangGraphStore(store, index=...,
+ttl=...)``, the same keyword arguments LangGraph's PostgresStore takes.
+
+Items belong to no conversation: they live under ``l/`` (see
+:mod:`makers_store.keys`), one blob per item with its embeddings beside it
+(see :mod:`.langgraph_store_records` for the record, filters and ranking).
+A batch runs as one unit of work: its reads see the state before the batch,
+then its writes apply, the last write to a (namespace, key) winning. Values
+must be strict JSON (:func:`makers_store.codec.encode_json`).
+
+Time is the store's injectable clock (milliseconds). Expired items are
+invisible at once; reads with ``refresh_ttl`` extend the TTL of what they
+return (a second, write unit, so plain reads stay read-only); ``sweep_ttl``
+/ ``asweep_ttl`` delete expired items and ``start_ttl_sweeper`` runs that
+periodically, like AsyncPostgresStore.
+
+The synchronous methods (``batch`` and the BaseStore helpers over it,
+``sweep_ttl``) run their coroutine on the store's home event loop (the one it
+was built on or whose tasks last used its async methods) when that loop is
+running in another thread, as the checkpointer does, so backends bound to a
+loop keep working; otherwise on a private event-loop thread (a
+:class:`~makers_store.portal.Portal` owned by this object; :meth:`close` /
+:meth:`aclose` stop it). Called on the home loop itself they would block it
+while it may hold what the call needs, so they raise
+:class:`SyncCallInEventLoopError` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import math
+from collections.abc import Coroutine, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchOp,
+    TTLConfig,
+    ensure_embeddings,
+    get_text_at_path,
+    tokenize_path,
+    validate_op_namespace,
+)
+
+from ..codec import dumps, encode_json
+from ..errors import MemoryValidationError, StoreError, SyncCallInEventLoopError
+from . import langgraph_store_programs as programs
+from .langgraph_store_records import check_filter
+from .sync_bridge import SyncBridge
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+    from ..api import ContextStore
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["MakersLangGraphStore", "SyncCallInEventLoopError"]
+
+T = TypeVar("T")
+
+
+class MakersLangGraphStore(BaseStore):
+    """A LangGraph ``BaseStore`` (get/put/delete/search/list_namespaces,
+    vector or term-ranked search, TTL) over a :class:`ContextStore`."""
+
+    supports_ttl: bool = True
+
+    def __init__(
+        self,
+        store: ContextStore,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+    ) -> None:
+        self._shared = store._shared
+        self.ttl_config = ttl
+        self.index_config = index
+        self.embeddings: Embeddings | None = None
+        self._fields: list[tuple[str, str | list[str]]] = []
+        if index is not None:
+            if not isinstance(index.get("dims"), int) or index["dims"] <= 0:
+                raise MemoryValidationError("index['dims'] must be a positive integer")
+            self.embeddings = ensure_embeddings(index.get("embed"))
+            self._fields = [
+                (path, path if path == "$" else tokenize_path(path))
+                for path in (index.get("fields") or ["$"])
+            ]
+        self._bridge = SyncBridge("MakersLangGraphStore", "aget, aput, asearch, abatch, ...")
+        self._sweeper: asyncio.Task[None] | None = None
+
+    # --- BaseStore ---------------------------------------------------------
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run ``ops`` and wait (see :meth:`_call` for where they run)."""
+        return self._call(self._run_batch(list(ops)))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        self._bridge.remember_loop()
+        return await self._run_batch(list(ops))
+
+    # --- TTL ---------------------------------------------------------------
+
+    def sweep_ttl(self) -> int:
+        """Delete every expired item now; returns how many were deleted."""
+        return self._call(self._sweep())
+
+    async def asweep_ttl(self) -> int:
+        """Async :meth:`sweep_ttl`."""
+        self._bridge.remember_loop()
+        return await self._sweep()
+
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Sweep every ``sweep_interval_minutes`` (default: the TTL config's
+        ``sweep_interval_minutes``, else 5) on the running loop until
+        :meth:`stop_ttl_sweeper`; returns the task (already running: the same one)."""
+        self._bridge.remember_loop()
+        if self._sweeper is not None and not self._sweeper.done():
+            return self._sweeper
+        configured = (self.ttl_config or {}).get("sweep_interval_minutes")
+        interval = float(sweep_interval_minutes or configured or 5)
+        if not math.isfinite(interval) or interval <= 0:
+            raise MemoryValidationError("sweep_interval_minutes must be a positive number")
+
+        async def sweep_forever() -> None:
+            while True:
+                await asyncio.sleep(interval * 60)
+                try:
+                    swept = await self._sweep()
+                except StoreError:
+                    logger.exception("LangGraph store TTL sweep failed; retrying next interval")
+                else:
+                    if swept:
+                        logger.info("LangGraph store TTL sweep deleted %d items", swept)
+
+        self._sweeper = asyncio.get_running_loop().create_task(sweep_forever())
+        return self._sweeper
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Stop the sweeper; True when it is stopped (or was not running).
+        ``timeout`` (seconds) as in AsyncPostgresStore.stop_ttl_sweeper."""
+        task, self._sweeper = self._sweeper, None
+        if task is None or task.done():
+            return True
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), timeout)
+        return task.done()
+
+    def close(self) -> None:
+        """Stop the private loop thread behind the synchronous methods (and
+        cancel a sweeper). The async methods keep working; a later sync call
+        starts the thread again."""
+        task, self._sweeper = self._sweeper, None
+        if task is not None and not task.done():
+            task.get_loop().call_soon_threadsafe(task.cancel)
+        self._bridge.stop()
+
+    async def aclose(self) -> None:
+        """:meth:`close` for async callers, waiting for the sweeper to stop."""
+        await self.stop_ttl_sweeper()
+        self.close()
+
+    # --- internals ---------------------------------------------------------
+
+    def _call(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self._bridge.call(coro)
+
+    async def _sweep(self) -> int:
+        total = 0
+        start_after: str | None = None
+        while True:
+            now = self._shared.clock()
+            page = functools.partial(programs.sweep_page, start_after, now)
+            deleted, start_after = await self._shared.run(page, write=True)
+            total += deleted
+            if start_after is None:
+                return total
+
+    async def _run_batch(self, ops: list[Op]) -> list[Result]:
+        puts = _dedupe_puts([_check_op(op) for op in ops])
+        filters = {
+            position: check_filter(op.filter)
+            for position, op in enumerate(ops)
+            if isinstance(op, SearchOp) and op.filter
+        }
+        plans = [self._plan_put(op) for op in puts]
+        if self.embeddings is not None:
+            await self._embed_puts(puts, plans)
+        plan = programs.BatchPlan(
+            ops=ops,
+            puts=plans,
+            now=self._shared.clock(),
+            filters=filters,
+            term_ranking=self.embeddings is None,
+        )
+        if self.embeddings is not None:
+            queries = list(
+                dict.fromkeys(op.query for op in ops if isinstance(op, SearchOp) and op.query)
+            )
+            vectors = await asyncio.gather(*(self.embeddings.aembed_query(q) for q in queries))
+            plan.query_vectors = {
+                q: self._checked_vector(v) for q, v in zip(queries, vectors, strict=True)
+            }
+        results, stale = await self._shared.run(lambda: programs.batch(plan), write=bool(plans))
+        if stale:
+            now = self._shared.clock()
+            await self._shared.run(lambda: programs.refresh(stale, now), write=True)
+        return results
+
+    def _plan_put(self, op: PutOp) -> programs.PutPlan:
+        value_json = None if op.value is None else encode_json(dict(op.value), argument="value")
+        return programs.PutPlan(op.namespace, op.key, value_json, "{}", op.ttl)
+
+    async def _embed_puts(self, puts: list[PutOp], plans: list[programs.PutPlan]) -> None:
+        """Embed the indexed fields of every put (``index`` overrides the
+        configured ``fields``; False: none) and attach the vectors."""
+        assert self.embeddings is not None
+        texts: list[str] = []
+        owners: list[tuple[int, str]] = []
+        for position, op in enumerate(puts):
+            if op.value is None or op.index is False:
+                continue
+            fields = (
+                self._fields
+                if op.index is None
+                else [(path, path if path == "$" else tokenize_path(path)) for path in op.index]
+            )
+            for path, tokens in fields:
+                found = get_text_at_path(op.value, tokens)
+                for index, text in enumerate(found):
+                    texts.append(text)
+                    owners.append((position, path if len(found) == 1 else f"{path}.{index}"))
+        if not texts:
+            return
+        vectors = await self.embeddings.aembed_documents(texts)
+        if len(vectors) != len(texts):
+            raise MemoryValidationError(
+                f"the embedder returned {len(vectors)} vectors for {len(texts)} texts"
+            )
+        by_put: dict[int, dict[str, list[float]]] = {}
+        for (position, path), vector in zip(owners, vectors, strict=True):
+            by_put.setdefault(position, {})[path] = self._checked_vector(vector)
+        for position, paths in by_put.items():
+            plans[position].vectors_json = dumps(paths)
+
+    def _checked_vector(self, vector: list[float]) -> list[float]:
+        assert self.index_config is not None
+        dims = self.index_config["dims"]
+        floats = [float(x) for x in vector]
+        if len(floats) != dims or not all(math.isfinite(x) for x in floats):
+            raise MemoryValidationError(
+                f"the embedder returned a vector of {len(floats)} numbers (finite ones "
+                f"expected); index['dims'] is {dims}"
+            )
+        return floats
+
+
+def _check_op(op: Op) -> PutOp | None:
+    """Validate one operation before anything runs; returns it if a put."""
+    if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
+        raise MemoryValidationError(f"unknown LangGraph store operation: {type(op).__name__}")
+    validate_op_namespace(op)
+    if isinstance(op, GetOp | PutOp) and not isinstance(op.key, str):
+        raise MemoryValidationError(f"key must be a string, got {type(op.key).__name__}")
+    if isinstance(op, SearchOp):
+        if op.query is not None and not isinstance(op.query, str):
+            raise MemoryValidationError("query must be a string or None")
+        if op.filter is not None and not isinstance(op.filter, Mapping):
+            raise MemoryValidationError("filter must be a mapping or None")
+        _check_count(op.limit, "limit")
+        _check_count(op.offset, "offset")
+    elif isinstance(op, ListNamespacesOp):
+        _check_count(op.limit, "limit")
+        _check_count(op.offset, "offset")
+        if op.max_depth is not None:
+            _check_count(op.max_depth, "max_depth", minimum=1)
+        for condition in op.match_conditions or ():
+            if condition.match_type not in ("prefix", "suffix"):
+                raise MemoryValidationError(f"unsupported match type {condition.match_type!r}")
+    elif isinstance(op, PutOp):
+        if not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty.")
+        if op.value is not None and not isinstance(op.value, Mapping):
+            raise MemoryValidationError("value must be a mapping (a JSON object) or None")
+        if op.ttl is not None and (
+            isinstance(op.ttl, bool)
+            or not isinstance(op.ttl, int | float)
+            or not math.isfinite(op.ttl)
+            or op.ttl <= 0
+        ):
+            raise MemoryValidationError("ttl must be a positive number of minutes or None")
+        if op.index not in (None, False) and not (
+            isinstance(op.index, list) and all(isinstance(p, str) for p in op.index)
+        ):
+            raise MemoryValidationError("index must be None, False or a list of field paths")
+        return op
+    return None
+
+
+def _check_count(value: Any, argument: str, *, minimum: int = 0) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise MemoryValidationError(f"{argument} must be an integer >= {minimum}, got {value!r}")
+
+
+def _dedupe_puts(puts: list[PutOp | None]) -> list[PutOp]:
+    """The last write to each (namespace, key) wins, as in every LangGraph store."""
+    last: dict[tuple[tuple[str, ...], str], PutOp] = {}
+    for op in puts:
+        if op is not None:
+            last[(tuple(op.namespace), op.key)] = op
+    return list(last.values())

@@ -1,0 +1,276 @@
+"""An OpenAI Agents SDK ``Session`` kept as the messages of one conversation.
+
+The SDK's memory and the history a UI re-renders are the same list here: each
+item the Runner saves becomes one message of the conversation ``session_id``,
+so ``get_messages`` shows what the model remembers, and ``delete_conversation``
+forgets it. A message that holds an SDK item looks like this::
+
+    role      "user" / "assistant" / "system" / "tool", from the item (see role_of)
+    content   the item itself, a dict, unchanged (get_items returns it JSON-equal)
+    metadata  {"openai_agents_item": true, "type": "<item type>"}
+
+``type`` is the item's ``type`` field, or ``"message"`` for the short
+``{"role": ..., "content": ...}`` form. The marker is what the adapter
+recognises: messages the application appends itself to the same conversation
+(without it) are never returned, popped or cleared by the session.
+
+Items are encoded with the store's strict JSON codec (:mod:`makers_store.codec`):
+what ``json.dumps`` accepts without NaN or Infinity round-trips exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from agents.memory import SessionSettings
+from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
+
+from .. import keys, programs, validate
+from ..blob import Op, Program, delete, scan
+from ..codec import ConversationRecord, decode_messages
+from ..errors import MemoryValidationError
+from ..models import Message
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+
+    from ..api import ContextStore
+
+#: metadata key that marks a message as an SDK session item
+MARKER = "openai_agents_item"
+_SCAN_BATCH = 200
+_MESSAGE_ROLES = frozenset({"user", "assistant", "system"})
+#: item types the SDK writes on behalf of a tool (the results of calls)
+_TOOL_OUTPUT_TYPES = frozenset({"function_call_output", "mcp_approval_response"})
+
+
+def item_type(item: Mapping[str, Any]) -> str:
+    """The item's ``type``; the short ``{"role", "content"}`` form is a message."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else "message"
+
+
+def role_of(item: Mapping[str, Any]) -> str:
+    """The message role an item is shown with.
+
+    Messages keep their role (``developer`` shows as ``system``); the output of
+    any tool call (``function_call_output``, ``computer_call_output``,
+    ``shell_call_output``...) is ``tool``; everything else the model produced
+    (function calls, reasoning, hosted tool calls, handoffs) is ``assistant``.
+    """
+    kind = item_type(item)
+    if kind == "message":
+        role = item.get("role")
+        if role == "developer":
+            return "system"
+        return role if isinstance(role, str) and role in _MESSAGE_ROLES else "assistant"
+    if kind in _TOOL_OUTPUT_TYPES or kind.endswith("_call_output"):
+        return "tool"
+    return "assistant"
+
+
+def is_session_item(message: Message) -> bool:
+    """Whether ``message`` holds an SDK item (carries the marker)."""
+    metadata = message.metadata
+    return isinstance(metadata, dict) and metadata.get(MARKER) is True
+
+
+class OpenAISession:
+    """``agents.memory.Session`` over a :class:`~makers_store.ContextStore`.
+
+    ``session_id`` is the conversation id whose messages hold the items.
+    ``get_items(limit)`` returns the latest ``limit`` items in chronological
+    order; without a limit it uses ``session_settings.limit`` (None: all),
+    exactly as ``SQLiteSession`` does, including its edge cases (0 returns
+    nothing, a negative limit returns everything).
+
+    ``max_items`` caps the stored items: after each ``add_items`` the oldest
+    items beyond the cap are deleted (the application's own messages in the
+    conversation are neither counted nor deleted). The cap is applied in a
+    second unit of work right after the append; if the process dies in between,
+    the next ``add_items`` trims. Every call is one unit of work on the backend
+    (``add_items`` of more than 1,000 items: one per 1,000), retried on
+    compare-and-swap conflicts like the rest of the store. A conversation holds
+    at most 10,000 messages: beyond that ``add_items`` raises
+    ``MemoryQuotaExceededError``, so long-lived sessions want ``max_items``.
+    """
+
+    session_settings: SessionSettings | None
+
+    def __init__(
+        self,
+        store: ContextStore,
+        session_id: str,
+        *,
+        max_items: int | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
+    ) -> None:
+        self.session_id = validate.identifier(session_id, "session_id")
+        if max_items is not None and (
+            isinstance(max_items, bool) or not isinstance(max_items, int) or max_items < 1
+        ):
+            raise MemoryValidationError(
+                f"max_items must be a positive int or None, got {max_items!r}"
+            )
+        self.max_items = max_items
+        self.session_settings = (
+            SessionSettings()
+            if session_settings is None
+            else coerce_session_settings(session_settings)
+        )
+        self._store = store
+
+    def __repr__(self) -> str:
+        return f"OpenAISession(session_id={self.session_id!r}, max_items={self.max_items!r})"
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The latest ``limit`` items (default ``session_settings.limit``), oldest first."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise MemoryValidationError(f"limit must be an int or None, got {limit!r}")
+        count = resolve_session_limit(limit, self.session_settings)
+        if count == 0:
+            return []
+        want = None if count is None or count < 0 else count
+        cid = self.session_id
+        found = await self._store._shared.run(lambda: _read_items(cid, want), write=False)
+        return [message.content for _, message in found]
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append ``items`` as messages in one unit of work, then apply ``max_items``."""
+        if not isinstance(items, list | tuple):
+            raise MemoryValidationError(f"items must be a list, not {type(items).__name__}")
+        messages: list[dict[str, Any]] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise MemoryValidationError(
+                    f"items[{index}] must be a dict (an SDK input item), not {type(item).__name__}"
+                )
+            messages.append(
+                {
+                    "role": role_of(item),
+                    "content": item,
+                    "metadata": {MARKER: True, "type": item_type(item)},
+                }
+            )
+        # One unit of work per call; only a batch above append_messages' limit
+        # (1,000, far beyond what one Runner turn saves) takes several, in order,
+        # and is checked whole first so that a bad item leaves nothing written.
+        if len(messages) > validate.MAX_BATCH:
+            for index, message in enumerate(messages):
+                with validate.item_context(f"items[{index}]"):
+                    validate.content_json(message["content"])
+        for start in range(0, len(messages), validate.MAX_BATCH):
+            chunk = messages[start : start + validate.MAX_BATCH]
+            await self._store.append_messages(conversation_id=self.session_id, messages=chunk)
+        if messages and self.max_items is not None:
+            cid, cap = self.session_id, self.max_items
+            await self._store._shared.run(lambda: _trim(cid, cap), write=True)
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the newest item, or None when the session is empty."""
+        cid = self.session_id
+        popped: Message | None = await self._store._shared.run(lambda: _pop(cid), write=True)
+        return None if popped is None else popped.content
+
+    async def clear_session(self) -> None:
+        """Delete every item of the session; the application's own messages stay."""
+        cid = self.session_id
+        await self._store._shared.run(lambda: _clear(cid), write=True)
+
+
+# --- programs --------------------------------------------------------------
+
+
+def _session_messages(
+    cid: str, record: ConversationRecord, *, newest_first: bool, want: int | None
+) -> Generator[Op, Any, list[tuple[int, Message]]]:
+    """Up to ``want`` (None: all) visible SDK-item messages with their seqs,
+    newest first or oldest first, scanning the committed range in batches."""
+    found: list[tuple[int, Message]] = []
+    low, high = record.cleared_below, record.next_seq
+    while low < high and (want is None or len(found) < want):
+        batch = yield from scan(
+            keys.messages_prefix(cid),
+            start_after=keys.message_key(cid, low - 1) if low > 0 else None,
+            end_before=keys.message_key(cid, high),
+            reverse=newest_first,
+            limit=_SCAN_BATCH,
+        )
+        if not batch:
+            break
+        seqs = [keys.seq_from_message_key(entry.key) for entry in batch]
+        for seq, message in zip(seqs, decode_messages([e.data for e in batch]), strict=True):
+            if record.visible(seq) and is_session_item(message):
+                found.append((seq, message))
+                if want is not None and len(found) == want:
+                    break
+        if len(batch) < _SCAN_BATCH:
+            break
+        if newest_first:
+            high = seqs[-1]
+        else:
+            low = seqs[-1] + 1
+    return found
+
+
+def _read_items(cid: str, want: int | None) -> Program[list[tuple[int, Message]]]:
+    record = yield from programs.visible_meta(cid)
+    if record is None:
+        return []
+    if want is None:
+        return (yield from _session_messages(cid, record, newest_first=False, want=None))
+    newest = yield from _session_messages(cid, record, newest_first=True, want=want)
+    newest.reverse()
+    return newest
+
+
+def _remove(
+    cid: str, record: ConversationRecord, etag: str | None, seqs: list[int]
+) -> Generator[Op, Any, None]:
+    """Delete the messages at ``seqs`` the way ``delete_message`` deletes one:
+    commit the intent (tombstones) to meta, remove the blobs, drop the tombstones."""
+    if not seqs:
+        return
+    gone = set(seqs)
+    record.message_count -= len(gone)
+    record.tombstones.extend(sorted(gone))
+    etag = yield from programs.save_meta(cid, record, etag)
+    for seq in sorted(gone):
+        yield from delete(keys.message_key(cid, seq))
+    record.tombstones = [seq for seq in record.tombstones if seq not in gone]
+    yield from programs.save_meta(cid, record, etag)
+
+
+def _pop(cid: str) -> Program[Message | None]:
+    record, etag = yield from programs.load_live_meta(cid)
+    if record is None:
+        return None
+    newest = yield from _session_messages(cid, record, newest_first=True, want=1)
+    if not newest:
+        return None
+    seq, message = newest[0]
+    yield from _remove(cid, record, etag, [seq])
+    return message
+
+
+def _trim(cid: str, cap: int) -> Program[None]:
+    record, etag = yield from programs.load_live_meta(cid)
+    if record is None or record.message_count <= cap:
+        return  # fewer messages than the cap, so fewer items too: nothing to read
+    items = yield from _session_messages(cid, record, newest_first=True, want=None)
+    yield from _remove(cid, record, etag, [seq for seq, _ in items[cap:]])
+
+
+def _clear(cid: str) -> Program[None]:
+    record, etag = yield from programs.load_live_meta(cid)
+    if record is None:
+        return
+    items = yield from _session_messages(cid, record, newest_first=False, want=None)
+    if not items:
+        return
+    if len(items) == record.message_count:
+        # Nothing but session items: one meta write hides them all (clear_messages).
+        yield from programs.clear_messages(cid)
+    else:
+        yield from _remove(cid, record, etag, [seq for seq, _ in items])

@@ -1,0 +1,156 @@
+"""What every benchmark module shares: sizes, rows, side-by-side timing, the table.
+
+``tests/benchmark.py`` is the entry point; each ``bench_*.py`` beside it
+exposes ``async def run(workdir, sizes) -> list[Row]`` for one area.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+Op = Callable[[], Awaitable[object]]
+
+QUOTA = 10_000
+
+
+@dataclass(frozen=True)
+class Sizes:
+    rounds: int  # timed rounds per contender, in alternating order
+    round_seconds: float  # minimum duration of one timed round
+    min_ops: int  # minimum calls in one timed round
+    long_conversation: int  # messages in the read / late-append conversation
+    window: int  # timed appends per growth window
+    growth_rounds: int  # early and late windows measured (interleaved)
+    list_small: int  # conversations in the small list database
+    list_large: int  # conversations in the large list database
+    list_users: int  # conversations are spread round-robin over this many users
+
+
+FULL = Sizes(
+    rounds=7,
+    round_seconds=0.5,
+    min_ops=30,
+    long_conversation=QUOTA,
+    window=10,
+    growth_rounds=40,
+    list_small=1_000,
+    list_large=100_000,
+    list_users=10,
+)
+QUICK = Sizes(
+    rounds=3,
+    round_seconds=0.03,
+    min_ops=5,
+    long_conversation=120,
+    window=10,
+    growth_rounds=4,
+    list_small=60,
+    list_large=400,
+    list_users=2,
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    operation: str
+    ours: float  # ops/s
+    baseline: str
+    baseline_ops: float
+    target: float | None  # minimum of ours / baseline_ops; None = for information
+    target_text: str
+
+    @property
+    def ratio(self) -> float:
+        return self.ours / self.baseline_ops
+
+    @property
+    def passed(self) -> bool | None:
+        return None if self.target is None else self.ratio >= self.target
+
+
+def sqlite_url(path: Path) -> str:
+    """``sqlite:///`` + an absolute path (so four slashes)."""
+    return f"sqlite:///{path.resolve()}"
+
+
+def say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+# --- timing -----------------------------------------------------------------
+
+
+async def timed_round(op: Op, seconds: float, min_ops: int) -> float:
+    """ops/s of one round: at least ``min_ops`` calls lasting at least ``seconds``."""
+    calls = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        await op()
+        calls += 1
+        now = time.perf_counter()
+        if calls >= min_ops and now >= deadline:
+            return calls / (now - start)
+
+
+async def compare(contenders: Mapping[str, Op], sizes: Sizes) -> dict[str, float]:
+    """Median ops/s of each contender over alternating rounds, after a warm-up."""
+    names = list(contenders)
+    for name in names:
+        await timed_round(contenders[name], sizes.round_seconds / 2, sizes.min_ops)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for index in range(sizes.rounds):
+        for name in names if index % 2 == 0 else names[::-1]:
+            gc.collect()
+            samples[name].append(
+                await timed_round(contenders[name], sizes.round_seconds, sizes.min_ops)
+            )
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+async def populate(label: str, count: int, append: Callable[[int], Awaitable[object]]) -> None:
+    start = time.perf_counter()
+    for index in range(count):
+        await append(index)
+    elapsed = time.perf_counter() - start
+    say(f"  populated {label}: {count:,} appends in {elapsed:.1f} s ({count / elapsed:,.0f}/s)")
+
+
+def table(rows: list[Row], quick: bool) -> list[str]:
+    header = ("operation", "ours ops/s", "baseline", "baseline ops/s", "ratio", "target", "result")
+    cells = [header]
+    for row in rows:
+        if row.passed is None:
+            result = "-"
+        else:
+            result = "PASS" if row.passed else "FAIL"
+            if quick:
+                result += " (quick: not enforced)"
+        cells.append(
+            (
+                row.operation,
+                f"{row.ours:,.0f}",
+                row.baseline,
+                f"{row.baseline_ops:,.0f}",
+                f"{row.ratio:.2f}",
+                row.target_text,
+                result,
+            )
+        )
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    numeric = {1, 3, 4}
+
+    def fmt(line: tuple[str, ...]) -> str:
+        return "  ".join(
+            text.rjust(width) if i in numeric else text.ljust(width)
+            for i, (text, width) in enumerate(zip(line, widths, strict=True))
+        ).rstrip()
+
+    rule = "  ".join("-" * width for width in widths)
+    return [fmt(header), rule, *(fmt(line) for line in cells[1:])]

@@ -1,0 +1,39 @@
+"""``makers-store copy`` between two SQLite files, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.cli.conftest import Cli
+
+
+def test_copy_then_copy_again(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("msg", "append", "c1", "-r", "user", "-c", "hello", "-u", "alice")
+    cli.ok("state", "set", "c1", "step", '{"n": 1}')
+    target = f"sqlite:///{tmp_path}/copy.db"
+    first = json.loads(cli.ok("copy", cli.url, target, "--json"))
+    assert first["written"] == first["source_blobs"] == 5  # meta, message, state, 2 index
+    again = json.loads(cli.ok("copy", cli.url, target, "--json"))
+    assert (again["written"], again["unchanged"]) == (0, 5)
+    copied = Cli(target)
+    assert json.loads(copied.ok("state", "get", "c1", "step")) == {"n": 1}
+    assert "hello" in copied.ok("msg", "list", "c1")
+    assert "no drift" in copied.ok("index", "check")
+
+
+def test_copy_reports_extra_blobs_and_prunes(cli: Cli, tmp_path: Path) -> None:
+    cli.ok("msg", "append", "c1", "-r", "user", "-c", "hello")
+    target = Cli(f"sqlite:///{tmp_path}/copy.db")
+    target.ok("msg", "append", "other", "-r", "user", "-c", "x")
+    run = cli("copy", cli.url, target.url)
+    assert run.exit_code == 0 and "3 blobs exist only in the destination" in run.stderr
+    cli.ok("copy", cli.url, target.url, "--prune")
+    assert "other" not in target.ok("conv", "list")
+
+
+def test_copy_refuses_one_store_twice_and_bad_urls(cli: Cli) -> None:
+    same = cli("copy", cli.url, cli.url)
+    assert same.exit_code == 2 and "same store" in same.stderr
+    bad = cli("copy", cli.url, "nosuch://x")
+    assert bad.exit_code != 0 and "unknown scheme" in bad.stderr
