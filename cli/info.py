@@ -19,7 +19,7 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
         backend: dict[str, Any] = session.blobs.describe()
         counts = session.call(store_counts(session.blobs))
     document = {
-        "url": location.url if location else None,
+        "url": location.display_url if location else None,
         "reason": location.reason if location else None,
         "backend": backend,
         **counts.to_dict(),

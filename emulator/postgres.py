@@ -72,6 +72,7 @@ from makers_store.errors import (
 )
 
 from . import postgres_migrations as migrations
+from .sql_ranges import range_query
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
@@ -88,19 +89,6 @@ def _psycopg() -> Any:
     except ImportError:
         raise missing_extra("psycopg", "postgres") from None
     return psycopg
-
-
-def prefix_end(prefix: str) -> str | None:
-    """The least string greater than every string starting with ``prefix``
-    (None when there is none): the exclusive upper bound of a prefix range."""
-    chars = list(prefix)
-    while chars:
-        following = ord(chars.pop()) + 1
-        if following == 0xD800:  # surrogates never occur in keys
-            following = 0xE000
-        if following <= 0x10FFFF:
-            return "".join(chars) + chr(following)
-    return None
 
 
 class _Sql:
@@ -125,30 +113,7 @@ class _Sql:
         self.delete_if = f"DELETE FROM {t} WHERE key = %s AND etag = %s RETURNING 1"
 
     def range(self, op: ListKeys | Scan) -> tuple[str, list[Any]]:
-        columns = "key, data" if isinstance(op, Scan) else "key, etag, size, updated_at"
-        where: list[str] = []
-        params: list[Any] = []
-        if op.prefix:
-            where.append("key >= %s")
-            params.append(op.prefix)
-            end = prefix_end(op.prefix)
-            if end is not None:
-                where.append("key < %s")
-                params.append(end)
-        if op.start_after is not None:
-            where.append("key > %s")
-            params.append(op.start_after)
-        if op.end_before is not None:
-            where.append("key < %s")
-            params.append(op.end_before)
-        sql = f"SELECT {columns} FROM {self.table}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY key DESC" if op.reverse else " ORDER BY key"
-        if op.limit is not None:
-            sql += " LIMIT %s"
-            params.append(op.limit)
-        return sql, params
+        return range_query(op, self.table, "%s")
 
 
 class PostgresBlobStore(BlobStore):

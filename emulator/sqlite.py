@@ -50,6 +50,7 @@ from makers_store.errors import (
 )
 
 from . import migrations
+from .sql_ranges import range_query
 
 T = TypeVar("T")
 
@@ -74,26 +75,7 @@ _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
 
 
 def _range_sql(op: ListKeys | Scan) -> tuple[str, list[Any]]:
-    columns = "key, data" if isinstance(op, Scan) else "key, etag, size, updated_at"
-    where: list[str] = []
-    params: list[Any] = []
-    if op.prefix:
-        where.append("key >= ? AND key < ?")
-        params += [op.prefix, op.prefix[:-1] + chr(ord(op.prefix[-1]) + 1)]
-    if op.start_after is not None:
-        where.append("key > ?")
-        params.append(op.start_after)
-    if op.end_before is not None:
-        where.append("key < ?")
-        params.append(op.end_before)
-    sql = f"SELECT {columns} FROM blobs"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += " ORDER BY key DESC" if op.reverse else " ORDER BY key"
-    if op.limit is not None:
-        sql += " LIMIT ?"
-        params.append(op.limit)
-    return sql, params
+    return range_query(op, "blobs", "?")
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import keys, programs, validate
+from . import appends, keys, programs, validate
 from .adapters import load_adapter
 from .blob import BlobStore, Program
 from .clock import Clock, IdSource, random_suffix, system_clock
@@ -187,7 +187,7 @@ class ContextStore:
         user_id: str | None = None,
     ) -> str:
         """Append a message, creating the conversation if missing; returns its id."""
-        new = programs.NewMessage(
+        new = appends.NewMessage(
             conversation_id=validate.conversation_id(conversation_id),
             role=validate.role(role),
             content_json=validate.content_json(content),
@@ -196,7 +196,7 @@ class ContextStore:
             now=self._shared.clock(),
             suffix=self._shared.ids(),
         )
-        return await self._shared.run(lambda: programs.append_message(new), write=True)
+        return await self._shared.run(lambda: appends.append_message(new), write=True)
 
     async def append_messages(
         self,
@@ -215,7 +215,7 @@ class ContextStore:
         for index, item in enumerate(validate.message_batch(messages)):
             with validate.item_context(f"messages[{index}]"):
                 news.append(
-                    programs.NewMessage(
+                    appends.NewMessage(
                         conversation_id=cid,
                         role=validate.role(item.get("role")),
                         content_json=validate.content_json(item.get("content")),
@@ -225,7 +225,7 @@ class ContextStore:
                         suffix=self._shared.ids(),
                     )
                 )
-        return await self._shared.run(lambda: programs.append_messages(news), write=True)
+        return await self._shared.run(lambda: appends.append_messages(news), write=True)
 
     async def get_messages(
         self,
@@ -245,7 +245,12 @@ class ContextStore:
         before_seq = validate.message_cursor(before, "before")
         return await self._shared.run(
             lambda: programs.get_messages(
-                cid, count, direction, after_seq, before_seq, self.blobs.lists_backward
+                cid,
+                count,
+                direction,
+                after_seq,
+                before_seq,
+                self.blobs.lists_backward,
             ),
             write=False,
         )

@@ -81,10 +81,15 @@ class Put(NamedTuple):
 
 class Delete(NamedTuple):
     """-> bool (whether a blob was removed); raises PreconditionFailedError
-    when ``if_match`` is given and the etag differs or the blob is missing."""
+    when ``if_match`` is given and the etag differs or the blob is missing.
+
+    ``quiet``: the caller ignores the result, so a backend that needs an
+    extra request to learn it (object storage) may skip that and return True.
+    """
 
     key: str
     if_match: str | None = None
+    quiet: bool = False
 
 
 class ListKeys(NamedTuple):
@@ -126,8 +131,10 @@ def put(
     return cast(BlobInfo, (yield Put(key, data, if_match, if_none_match)))
 
 
-def delete(key: str, *, if_match: str | None = None) -> Generator[Op, Any, bool]:
-    return cast(bool, (yield Delete(key, if_match)))
+def delete(
+    key: str, *, if_match: str | None = None, quiet: bool = False
+) -> Generator[Op, Any, bool]:
+    return cast(bool, (yield Delete(key, if_match, quiet)))
 
 
 def list_keys(

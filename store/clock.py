@@ -12,6 +12,7 @@ Clock = Callable[[], int]
 #: Returns a fresh suffix for message ids: 1 to 32 characters of [a-z0-9].
 IdSource = Callable[[], str]
 
+
 def system_clock() -> int:
     return time.time_ns() // 1_000_000
 

@@ -53,7 +53,9 @@ def _type_reason(exc: TypeError) -> str:
 
 def _check_str_keys(value: Any, argument: str) -> None:
     """json.dumps silently turns int/float/bool/None keys into strings; refuse them."""
-    stack: list[tuple[Any, str]] = [(value, "$")]
+    if _all_keys_are_str(value):
+        return
+    stack: list[tuple[Any, str]] = [(value, "$")]  # again, slowly, to name the place
     while stack:
         item, path = stack.pop()
         if isinstance(item, dict):
@@ -63,12 +65,24 @@ def _check_str_keys(value: Any, argument: str) -> None:
                         f"{argument} must be strict JSON: object keys must be strings, "
                         f"found {type(key).__name__} key {key!r} at {path}"
                     )
-                if isinstance(child, dict | list | tuple):
-                    stack.append((child, f"{path}.{key}"))
+                stack.append((child, f"{path}.{key}"))
         elif isinstance(item, list | tuple):
-            for index, child in enumerate(item):
-                if isinstance(child, dict | list | tuple):
-                    stack.append((child, f"{path}[{index}]"))
+            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
+
+
+def _all_keys_are_str(value: Any) -> bool:
+    """The fast walk: no paths, containers only."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in item:
+                if type(key) is not str and not isinstance(key, str):
+                    return False
+            stack.extend(child for child in item.values() if isinstance(child, dict | list | tuple))
+        elif isinstance(item, list | tuple):
+            stack.extend(child for child in item if isinstance(child, dict | list | tuple))
+    return True
 
 
 def decode_json(data: bytes | str, *, what: str) -> Any:

@@ -23,8 +23,26 @@ class StoreLocation:
     url: str
     reason: str
 
+    @property
+    def display_url(self) -> str:
+        """The URL with any password replaced by ``***`` (for printing)."""
+        return redact_url(self.url)
+
     def __str__(self) -> str:
-        return f"{self.url} ({self.reason})"
+        return f"{self.display_url} ({self.reason})"
+
+
+def redact_url(url: str) -> str:
+    """``url`` without the password of its ``user:password@`` part."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    authority, slash, tail = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}{slash}{tail}"
 
 
 def find_project(start: Path) -> Path | None:

@@ -9,13 +9,23 @@ import os
 from pathlib import Path
 
 #: memory: atomic in-process; stepwise: one operation at a time, like object
-#: storage without transactions; sqlite: the file-backed default emulator.
-DEFAULT_BACKENDS = ["memory", "stepwise", "sqlite"]
+#: storage without transactions; sqlite: the file-backed default emulator;
+#: postgres and s3: throwaway servers on loopback, started on first use
+#: (tests/servers/).
+DEFAULT_BACKENDS = ["memory", "stepwise", "sqlite", "postgres", "s3"]
 BACKENDS = [
     kind.strip()
     for kind in os.environ.get("MAKERS_TEST_BACKENDS", ",".join(DEFAULT_BACKENDS)).split(",")
     if kind.strip()
 ]
+
+#: the framework adapters' suites run on these: every kind of backend but the
+#: slowest (s3 over a local moto server); the blob suite and the store suite
+#: already prove the s3 backend, and adapters only use the store's programs.
+ADAPTER_BACKENDS = [kind for kind in BACKENDS if kind != "s3"]
+
+#: the backends several OS processes can share
+SHARED_BACKENDS = [kind for kind in BACKENDS if kind in ("sqlite", "postgres", "s3")]
 
 
 def backend_url(kind: str, tmp_path: Path) -> str:

@@ -64,6 +64,8 @@ class Row:
     baseline_ops: float
     target: float | None  # minimum of ours / baseline_ops; None = for information
     target_text: str
+    #: for counts (requests per call): the target is a maximum of the ratio
+    lower_is_better: bool = False
 
     @property
     def ratio(self) -> float:
@@ -71,7 +73,9 @@ class Row:
 
     @property
     def passed(self) -> bool | None:
-        return None if self.target is None else self.ratio >= self.target
+        if self.target is None:
+            return None
+        return self.ratio <= self.target if self.lower_is_better else self.ratio >= self.target
 
 
 def sqlite_url(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""Speed benchmark of makers-store's SQLite emulator against its peers (issue 2).
+"""Speed benchmark of makers-store against its peers, and its backends side by side.
 
 Run it from the repository root::
 
@@ -24,6 +24,12 @@ Targets (full mode):
   conversations, and the window right before the 10,000-message quota).
 * ``list_conversations(user_id=..., limit=20)`` among 100,000 conversations
   costs at most 2x the same call among 1,000.
+* ``openai_session.add_items`` >= 3x ``SQLiteSession.add_items``
+  (tests/bench_openai.py); the LangGraph checkpointer's ``aput`` and
+  ``aget_tuple`` >= 2x ``AsyncSqliteSaver`` (tests/bench_langgraph.py).
+* SQLite, PostgreSQL and S3 side by side (append, newest-50 read, list by
+  user, for information), and S3 requests per call: at most 4 for an append
+  to an existing conversation (tests/bench_backends.py).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 
+import bench_backends
 import bench_langgraph
 import bench_openai
 from agents.memory import SQLiteSession
@@ -362,6 +369,7 @@ async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
     rows += await bench_list(workdir, sizes)
     rows += await bench_openai.run(workdir, sizes)
     rows += await bench_langgraph.run(workdir, sizes)
+    rows += await bench_backends.run(workdir, sizes)
     return rows
 
 

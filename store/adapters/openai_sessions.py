@@ -27,7 +27,7 @@ from agents.memory import SessionSettings
 from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 from .. import keys, programs, validate
-from ..blob import Op, Program, delete, scan
+from ..blob import Op, Program, scan
 from ..codec import ConversationRecord, decode_messages
 from ..errors import MemoryValidationError
 from ..models import Message
@@ -225,23 +225,6 @@ def _read_items(cid: str, want: int | None) -> Program[list[tuple[int, Message]]
     return newest
 
 
-def _remove(
-    cid: str, record: ConversationRecord, etag: str | None, seqs: list[int]
-) -> Generator[Op, Any, None]:
-    """Delete the messages at ``seqs`` the way ``delete_message`` deletes one:
-    commit the intent (tombstones) to meta, remove the blobs, drop the tombstones."""
-    if not seqs:
-        return
-    gone = set(seqs)
-    record.message_count -= len(gone)
-    record.tombstones.extend(sorted(gone))
-    etag = yield from programs.save_meta(cid, record, etag)
-    for seq in sorted(gone):
-        yield from delete(keys.message_key(cid, seq))
-    record.tombstones = [seq for seq in record.tombstones if seq not in gone]
-    yield from programs.save_meta(cid, record, etag)
-
-
 def _pop(cid: str) -> Program[Message | None]:
     record, etag = yield from programs.load_live_meta(cid)
     if record is None:
@@ -250,7 +233,7 @@ def _pop(cid: str) -> Program[Message | None]:
     if not newest:
         return None
     seq, message = newest[0]
-    yield from _remove(cid, record, etag, [seq])
+    yield from programs.remove_messages(cid, record, etag, [seq])
     return message
 
 
@@ -259,7 +242,7 @@ def _trim(cid: str, cap: int) -> Program[None]:
     if record is None or record.message_count <= cap:
         return  # fewer messages than the cap, so fewer items too: nothing to read
     items = yield from _session_messages(cid, record, newest_first=True, want=None)
-    yield from _remove(cid, record, etag, [seq for seq, _ in items[cap:]])
+    yield from programs.remove_messages(cid, record, etag, [seq for seq, _ in items[cap:]])
 
 
 def _clear(cid: str) -> Program[None]:
@@ -273,4 +256,4 @@ def _clear(cid: str) -> Program[None]:
         # Nothing but session items: one meta write hides them all (clear_messages).
         yield from programs.clear_messages(cid)
     else:
-        yield from _remove(cid, record, etag, [seq for seq, _ in items])
+        yield from programs.remove_messages(cid, record, etag, [seq for seq, _ in items])

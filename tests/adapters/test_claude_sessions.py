@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -386,33 +385,6 @@ async def test_query_mirrors_a_transcript_that_a_new_store_resumes(tmp_path: Pat
             assert [line["type"] for line in lines] == ["user", "assistant"]
         finally:
             await materialized.cleanup()
-
-
-# --- packaging --------------------------------------------------------------
-
-
-def test_without_the_sdk_the_adapter_names_the_extra() -> None:
-    code = """
-import importlib.abc, sys
-class Refuse(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "claude_agent_sdk" or name.startswith("claude_agent_sdk."):
-            raise ImportError("blocked: " + name)
-        return None
-sys.meta_path.insert(0, Refuse())
-import makers_store
-store = makers_store.open_store("memory://")
-try:
-    store.claude_session_store()
-except ImportError as exc:
-    print(exc)
-else:
-    raise SystemExit("no ImportError")
-"""
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-    )
-    assert "makers-store[claude]" in out.stdout
 
 
 # --- crashes on a backend without transactions --------------------------------

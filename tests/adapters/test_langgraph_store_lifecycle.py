@@ -10,9 +10,12 @@ from collections.abc import Callable
 import pytest
 from langgraph.store.base import Item, ListNamespacesOp, MatchCondition
 
+import makers_store
 from makers_store import ContextStore, MemoryValidationError
 from makers_store.adapters.langgraph_store import MakersLangGraphStore
 from makers_store.clock import FixedClock
+from makers_store.emulator.memory import MemoryBlobStore, StepwiseMemoryBlobStore
+from makers_store.emulator.sqlite import SqliteBlobStore
 from makers_store.errors import SyncCallInEventLoopError
 from tests.adapters.test_langgraph_store import view
 
@@ -115,6 +118,11 @@ async def test_sync_methods_from_other_threads_use_the_home_loop(store: ContextS
 
 def test_sync_store_without_a_loop(make_store: Callable[[], ContextStore]) -> None:
     store = make_store()
+    if not isinstance(store.blobs, MemoryBlobStore | StepwiseMemoryBlobStore | SqliteBlobStore):
+        pytest.skip(
+            "a PostgreSQL pool belongs to the event loop that opened it; sync code "
+            "uses such a store through open_sync_store (test_sync_facade_langgraph_store)"
+        )
     lg = store.langgraph_store
     assert store.langgraph_store is lg  # built once per store
     lg.put(("x",), "k", {"v": [1, "two", None]})
@@ -142,3 +150,15 @@ def test_match_condition_and_unknown_ops_are_checked(
     finally:
         lg.close()
         asyncio.run(store.close())
+
+
+def test_sync_facade_langgraph_store(url: str) -> None:
+    """Blocking code on any backend, loop-bound pools included: the facade
+    builds the adapter on its portal loop, where the backend's connections live."""
+    with makers_store.open_sync_store(url) as store:
+        lg = store.langgraph_store
+        lg.put(("docs",), "a", {"text": "hello world"})
+        assert lg.get(("docs",), "a").value == {"text": "hello world"}  # type: ignore[union-attr]
+        assert [item.key for item in lg.search(("docs",), query="hello")] == ["a"]
+        lg.delete(("docs",), "a")
+        assert lg.get(("docs",), "a") is None

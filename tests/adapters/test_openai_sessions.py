@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
 import sys
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -365,40 +363,3 @@ async def test_human_in_the_loop_resumes_in_a_fresh_process(tmp_path: Path) -> N
     }
     assert report["model_input"] == [items[:3]]  # the resumed model saw the whole history
     assert roles == ["user", "assistant", "tool", "assistant"]
-
-
-# --- without the SDK --------------------------------------------------------
-
-BLOCK_AGENTS = textwrap.dedent(
-    """
-    import asyncio, importlib.abc, sys
-
-    class BlockAgents(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "agents" or name.startswith("agents."):
-                raise ImportError(f"No module named {name!r} (blocked)")
-            return None
-
-    sys.meta_path.insert(0, BlockAgents())
-    import makers_store
-
-    async def main():
-        async with makers_store.open_store("memory://") as store:
-            try:
-                store.openai_session("c")
-            except ImportError as exc:
-                print(exc)
-            else:
-                print("no ImportError")
-
-    asyncio.run(main())
-    """
-)
-
-
-def test_missing_sdk_names_the_extra() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", BLOCK_AGENTS], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stderr
-    assert "makers-store[openai]" in done.stdout

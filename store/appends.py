@@ -1,0 +1,186 @@
+"""Appending messages: the one write whose programs help each other.
+
+Split from :mod:`makers_store.programs` (whose module docstring explains the
+write order) because of the helping protocol: without transactions two appends
+can race for one seq, and the loser commits the winner's message before it
+retries, so neither is lost and a crashed writer never blocks the conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import keys
+from .blob import Op, Program, delete, get, put
+from .codec import ConversationRecord, encode_message, pending_append
+from .errors import MemoryQuotaExceededError, PreconditionFailedError
+from .programs import (
+    MAX_MESSAGES,
+    add_index_entries,
+    index_keys,
+    load_live_meta,
+    load_meta,
+    remove_index_entries,
+    save_meta,
+)
+
+
+@dataclass(slots=True)
+class NewMessage:
+    """One append_message call; ``written`` remembers, across retries of the
+    unit, the seqs where this call has put its message blob."""
+
+    conversation_id: str
+    role: str
+    content_json: str
+    metadata_json: str
+    user_id: str | None
+    now: int
+    suffix: str
+    written: list[int] = field(default_factory=list)
+
+
+def append_message(new: NewMessage) -> Program[str]:
+    """Append one message.
+
+    The message blob is created at ``m/{next_seq}`` with if-none-match, then
+    meta is advanced with if-match. Without transactions two appends can race
+    for one seq: the loser finds the winner's uncommitted blob and commits it
+    on the winner's behalf (so a stalled or crashed writer never blocks the
+    conversation) before trying again; a writer whose meta update lost finds
+    its blob either committed by a helper or still pending at ``next_seq``.
+    """
+    cid = new.conversation_id
+    record, etag = yield from load_live_meta(cid)
+    for seq in list(new.written):  # an earlier attempt of this very call
+        blob = yield from get(keys.message_key(cid, seq))
+        mid = keys.message_id(seq, new.suffix)
+        if blob is None or pending_append(blob.data)[0] != mid:
+            new.written.remove(seq)
+        elif record is not None and seq < record.next_seq:
+            return mid  # committed by a helper
+        elif record is not None and seq == record.next_seq:
+            yield from _commit_append(cid, record, etag, seq, new.now, new.user_id)
+            return mid
+        else:  # written into a conversation that was deleted meanwhile
+            yield from delete(blob.key, if_match=blob.etag)
+            new.written.remove(seq)
+    if record is None:
+        record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
+    elif record.message_count >= MAX_MESSAGES:
+        raise MemoryQuotaExceededError(
+            f"conversation_id {cid!r} already holds {record.message_count} messages, "
+            f"the maximum is {MAX_MESSAGES}"
+        )
+    seq = record.next_seq
+    mid = keys.message_id(seq, new.suffix)
+    try:
+        yield from _put_pending(new, seq)
+    except PreconditionFailedError:
+        pending = yield from get(keys.message_key(cid, seq))
+        if pending is not None:  # another append's uncommitted message: finish it first
+            _, created_at, user_id = pending_append(pending.data)
+            if etag is None:
+                record.created_at = created_at
+            yield from _commit_append(cid, record, etag, seq, created_at, user_id)
+        raise
+    new.written.append(seq)
+    yield from _commit_append(cid, record, etag, seq, new.now, new.user_id)
+    return mid
+
+
+def _put_pending(new: NewMessage, seq: int) -> Generator[Op, Any, None]:
+    """Create ``new``'s message blob at ``seq``, uncommitted until meta passes it."""
+    data = encode_message(
+        message_id=keys.message_id(seq, new.suffix),
+        role=new.role,
+        content_json=new.content_json,
+        created_at=new.now,
+        metadata_json=new.metadata_json,
+        user_id=new.user_id,
+    )
+    yield from put(keys.message_key(new.conversation_id, seq), data, if_none_match=True)
+
+
+def append_messages(news: list[NewMessage]) -> Program[list[str]]:
+    """Append several messages to one conversation as one unit of work.
+
+    The quota is checked for the whole batch before anything is written. On
+    transactional backends the batch is all-or-nothing; on object storage each
+    message commits in turn, and a retried unit skips those already committed
+    (each :class:`NewMessage` remembers where it wrote).
+    """
+    if not news:
+        return []
+    cid = news[0].conversation_id
+    record, etag = yield from load_live_meta(cid)
+    adding = sum(1 for new in news if not new.written)
+    if record is not None and record.message_count + adding > MAX_MESSAGES:
+        raise MemoryQuotaExceededError(
+            f"conversation_id {cid!r} holds {record.message_count} messages; {adding} more "
+            f"would pass the maximum of {MAX_MESSAGES}"
+        )
+    if any(new.written for new in news):
+        ids = []  # a retry: one message at a time, committing what is already written
+        for new in news:
+            ids.append((yield from append_message(new)))
+        return ids
+    # Every blob first, then one meta update for the whole batch.
+    if record is None:
+        now = news[0].now
+        record = ConversationRecord(cid, created_at=now, last_message_at=now)
+    first = record.next_seq
+    for offset, new in enumerate(news):
+        seq = first + offset
+        try:
+            yield from _put_pending(new, seq)
+        except PreconditionFailedError:
+            if offset == 0:  # another append's uncommitted message: finish it first
+                pending = yield from get(keys.message_key(cid, seq))
+                if pending is not None:
+                    _, created_at, user_id = pending_append(pending.data)
+                    if etag is None:
+                        record.created_at = created_at
+                    yield from _commit_append(cid, record, etag, seq, created_at, user_id)
+            raise  # the retry commits what this call already wrote, one by one
+        new.written.append(seq)
+    last = news[-1]
+    yield from _commit_append(
+        cid, record, etag, first + len(news) - 1, last.now, last.user_id, count=len(news)
+    )
+    return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
+
+
+def _commit_append(
+    cid: str,
+    record: ConversationRecord,
+    etag: str | None,
+    seq: int,
+    created_at: int,
+    user_id: str | None,
+    count: int = 1,
+) -> Generator[Op, Any, str]:
+    """Advance meta past the message at ``seq`` (and the ``count - 1`` before
+    it, written by the same batch); move the index entries."""
+    before = index_keys(cid, record) if etag is not None else []
+    record.next_seq = seq + 1
+    record.message_count += count
+    record.last_message_at = created_at
+    if user_id is not None and user_id not in record.user_ids:
+        record.user_ids.append(user_id)
+    after = index_keys(cid, record)
+    # New entries first, old ones last: a listing never loses the conversation.
+    added = yield from add_index_entries(before, after)
+    try:
+        new_etag = yield from save_meta(cid, record, etag)
+    except PreconditionFailedError:
+        current, _ = yield from load_meta(cid)
+        keep = index_keys(cid, current) if current is not None and not current.deleting else []
+        for key in added:  # entries no meta will vouch for would only be clutter
+            if key not in keep:
+                yield from delete(key, quiet=True)
+        raise
+    yield from remove_index_entries(before, after)
+    return new_etag
