@@ -273,12 +273,12 @@ def clear_messages(cid: str) -> Program[None]:
     record.cleared_below = record.next_seq
     record.message_count = 0
     yield from save_meta(cid, record, etag)
-    yield from _delete_range(
+    yield from delete_range(
         keys.messages_prefix(cid), end_before=keys.message_key(cid, record.next_seq)
     )
 
 
-def _delete_range(
+def delete_range(
     prefix: str, *, end_before: str | None = None, keep: str | None = None
 ) -> Generator[Op, Any, None]:
     start_after: str | None = None
@@ -322,7 +322,7 @@ def delete_conversation(cid: str, linked_from: frozenset[str] = frozenset()) -> 
         yield from save_meta(cid, record, etag)
     if record is None:
         yield from _delete_linked(cid, linked_from)
-        yield from _delete_range(keys.conversation_prefix(cid))
+        yield from delete_range(keys.conversation_prefix(cid))
     else:
         yield from _remove_conversation(cid, record, linked_from)
 
@@ -344,7 +344,7 @@ def _remove_conversation(
     """Second half of a deletion whose intent is committed in meta."""
     yield from _delete_linked(cid, linked_from)
     meta_key = keys.meta_key(cid)
-    yield from _delete_range(keys.conversation_prefix(cid), keep=meta_key)
+    yield from delete_range(keys.conversation_prefix(cid), keep=meta_key)
     for key in index_keys(cid, record):
         yield from delete(key, quiet=True)
     yield from delete(meta_key, quiet=True)

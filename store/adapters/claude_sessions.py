@@ -63,6 +63,7 @@ from .. import keys, validate
 from ..blob import Blob, Op, Program, delete, get, list_keys, put, scan
 from ..codec import dumps, encode_json
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
+from ..programs import delete_range
 
 if TYPE_CHECKING:
     from ..api import ContextStore
@@ -258,22 +259,13 @@ def _load(place: _Place) -> Program[list[SessionStoreEntry] | None]:
     return _decode_batches([blob.data for blob in blobs])
 
 
-def _delete_prefix(prefix: str) -> Generator[Op, Any, None]:
-    while True:
-        infos = yield from list_keys(prefix, limit=_DELETE_BATCH)
-        for info in infos:
-            yield from delete(info.key)
-        if len(infos) < _DELETE_BATCH:
-            return
-
-
 def _delete_stream(place: _Place) -> Program[None]:
     """Delete one transcript: its head (the commit point) first, then its data."""
     blob = yield from get(place.head_key)
     if blob is not None:
         yield from delete(blob.key, if_match=blob.etag)
     for prefix in keys.claude_stream_prefixes(place.sid, place.project, place.stream):
-        yield from _delete_prefix(prefix)
+        yield from delete_range(prefix)
 
 
 def _delete_session(sid: str, project: str) -> Program[None]:
@@ -284,7 +276,7 @@ def _delete_session(sid: str, project: str) -> Program[None]:
     heads = yield from list_keys(keys.claude_heads_prefix(sid, project))
     for info in heads:
         yield from delete(info.key)
-    yield from _delete_prefix(keys.claude_session_prefix(sid, project))
+    yield from delete_range(keys.claude_session_prefix(sid, project))
     yield from delete(keys.claude_project_entry(project, sid))
 
 

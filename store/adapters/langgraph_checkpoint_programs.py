@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from makers_store import keys
 from makers_store.blob import Entry, Op, Program, delete, get, list_keys, put, scan
 from makers_store.errors import MemoryCorruptError, PreconditionFailedError
+from makers_store.programs import delete_range
 
 PAGE = 500
 
@@ -157,26 +158,17 @@ def put_writes(records: Sequence[WriteRecord]) -> Program[None]:
             yield from put(record.key, record.data)
 
 
-def _delete_prefix(prefix: str) -> Generator[Op, Any, None]:
-    while True:
-        infos = yield from list_keys(prefix, limit=PAGE)
-        for info in infos:
-            yield from delete(info.key)
-        if len(infos) < PAGE:
-            return
-
-
 def _delete_checkpoint(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, run_id: str | None
 ) -> Generator[Op, Any, None]:
     yield from delete(keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id))
-    yield from _delete_prefix(keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id))
+    yield from delete_range(keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id))
     if run_id is not None:
         yield from delete(keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id))
 
 
 def delete_thread(thread_id: str) -> Program[None]:
-    yield from _delete_prefix(keys.langgraph_prefix(thread_id))
+    yield from delete_range(keys.langgraph_prefix(thread_id))
 
 
 def copy_thread(source_id: str, target_id: str) -> Program[None]:
@@ -205,7 +197,7 @@ def keep_latest(thread_id: str) -> Program[None]:
         latest = yield from list_keys(prefix, limit=1)
         if not latest:  # only orphaned writes are left: drop them
             ns_prefix = prefix[: -len("c/")]
-            yield from _delete_prefix(ns_prefix)
+            yield from delete_range(ns_prefix)
             continue
         while True:
             older = yield from scan(prefix, start_after=latest[0].key, limit=PAGE)
