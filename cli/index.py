@@ -29,7 +29,10 @@ def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput 
             return
         index = "all" if entry.user_id is None else f"user {entry.user_id}"
         at = "-" if entry.last_message_at is None else local_time(entry.last_message_at)
-        mark = "current" if entry.current else f"STALE: {entry.reason}"
+        if entry.current:
+            mark = "current"
+        else:
+            mark = f"{'owed' if entry.owed else 'STALE'}: {entry.reason}"
         console.print(f"{index:<16} {at}  {entry.conversation_id}  [{mark}]", markup=False)
 
     count = 0
@@ -58,8 +61,9 @@ def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
         console = stdout()
         for drift in report.drift:
             console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})", markup=False)
+        owed = f" ({report.owed} superseded, awaiting a batch delete)" if report.owed else ""
         console.print(
-            f"checked {report.entries} entries and {report.conversations} conversations: "
+            f"checked {report.entries} entries{owed} and {report.conversations} conversations: "
             + (
                 "no drift"
                 if report.ok

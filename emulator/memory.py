@@ -19,6 +19,7 @@ from makers_store.blob import (
     BlobInfo,
     BlobStore,
     Delete,
+    DeleteMany,
     Entry,
     Get,
     ListKeys,
@@ -69,6 +70,11 @@ class MemoryMap:
                 return False
             self._store(op.key, None, undo)
             return True
+        if isinstance(op, DeleteMany):
+            for key in op.keys:
+                if key in self.blobs:
+                    self._store(key, None, undo)
+            return None
         if isinstance(op, ListKeys | Scan):
             found = self._range(op)
             if isinstance(op, Scan):
@@ -141,6 +147,7 @@ class StepwiseMemoryBlobStore(StepwiseBlobStore):
     object-storage paths are tested without a server."""
 
     lists_backward = False
+    costly_requests = True
 
     def __init__(self, data: MemoryMap | None = None) -> None:
         self.data = data or MemoryMap()

@@ -55,6 +55,7 @@ from makers_store.blob import (
     BlobInfo,
     BlobStore,
     Delete,
+    DeleteMany,
     Entry,
     Get,
     ListKeys,
@@ -111,6 +112,7 @@ class _Sql:
         )
         self.delete = f"DELETE FROM {t} WHERE key = %s RETURNING 1"
         self.delete_if = f"DELETE FROM {t} WHERE key = %s AND etag = %s RETURNING 1"
+        self.delete_many = f"DELETE FROM {t} WHERE key = ANY(%s)"
 
     def range(self, op: ListKeys | Scan) -> tuple[str, list[Any]]:
         return range_query(op, self.table, "%s")
@@ -248,6 +250,9 @@ class PostgresBlobStore(BlobStore):
             if await cursor.fetchone() is None:
                 raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
             return True
+        if type(op) is DeleteMany:  # nothing to answer: no need to wait in a pipeline
+            await conn.execute(sql.delete_many, (list(op.keys),))
+            return None
         if type(op) is Scan:
             query, params = sql.range(op)
             rows = await (await conn.execute(query, params, binary=True)).fetchall()

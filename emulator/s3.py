@@ -11,7 +11,8 @@ consistent:
 * Get -> GetObject (404 -> None), Put -> PutObject with ``If-None-Match: *``
   or ``If-Match: <etag>`` (412, and 409 ConditionalRequestConflict, raise
   PreconditionFailedError; so does 404 on If-Match: the key is gone),
-  Delete -> DeleteObject with ``If-Match``, ListKeys -> ListObjectsV2 pages
+  Delete -> DeleteObject with ``If-Match``, DeleteMany -> DeleteObjects
+  (quiet, 1,000 keys per request), ListKeys -> ListObjectsV2 pages
   (``StartAfter``, ``MaxKeys``), Scan -> a listing and concurrent GetObjects.
 * S3 lists ascending only: a reverse listing reads the whole window forward
   and keeps its last ``limit`` keys (``lists_backward = False`` tells the
@@ -50,16 +51,15 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import functools
 import os
 import time
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from makers_store.blob import (
     Blob,
     BlobInfo,
     Delete,
+    DeleteMany,
     Entry,
     Get,
     ListKeys,
@@ -77,41 +77,15 @@ from makers_store.errors import (
     missing_extra,
 )
 
+from .s3_errors import code_and_status, is_client_error, precondition_failed, translate
+
 if TYPE_CHECKING:
     from types_aiobotocore_s3 import S3Client
 
 NONCE_SIZE = 16  # random bytes after each value, so every put gets a new ETag
 PAGE_SIZE = 1000  # the most keys ListObjectsV2 returns per request
+DELETE_OBJECTS_MAX = 1000  # the most keys one DeleteObjects request takes
 SCAN_CONCURRENCY = 16  # GetObjects in flight per scan
-
-
-@functools.cache
-def _botocore_errors() -> ModuleType:
-    import botocore.exceptions
-
-    return botocore.exceptions
-
-
-def _error(exc: Exception) -> tuple[str, int]:
-    """(code, HTTP status) of a botocore ClientError."""
-    response: Any = getattr(exc, "response", {})
-    code = str(response.get("Error", {}).get("Code", ""))
-    status = int(response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0))
-    return code, status
-
-
-def _is_client_error(exc: BaseException) -> bool:
-    return isinstance(exc, _botocore_errors().ClientError)
-
-
-def _precondition_failed(exc: BaseException, *, missing_fails: bool) -> bool:
-    if not _is_client_error(exc):
-        return False
-    assert isinstance(exc, Exception)
-    code, status = _error(exc)
-    if status in (409, 412) or code in ("PreconditionFailed", "ConditionalRequestConflict"):
-        return True
-    return missing_fails and (status == 404 and code != "NoSuchBucket")
 
 
 def _epoch_ms(value: Any) -> int:
@@ -124,6 +98,7 @@ class S3BlobStore(StepwiseBlobStore):
     atomic: ClassVar[bool] = False
     #: S3 cannot list descending; a reverse listing reads its window forward.
     lists_backward: ClassVar[bool] = False
+    costly_requests: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -222,6 +197,8 @@ class S3BlobStore(StepwiseBlobStore):
                 return await self._put(client, op)
             if isinstance(op, Delete):
                 return await self._delete(client, op)
+            if isinstance(op, DeleteMany):
+                return await self._delete_many(client, op)
             if isinstance(op, ListKeys):
                 return await self._list(client, op)
             if isinstance(op, Scan):
@@ -237,7 +214,7 @@ class S3BlobStore(StepwiseBlobStore):
         try:
             response = await client.get_object(Bucket=self.bucket, Key=self.prefix + key)
         except Exception as exc:
-            if _is_client_error(exc) and _error(exc) in (("NoSuchKey", 404), ("", 404)):
+            if is_client_error(exc) and code_and_status(exc) in (("NoSuchKey", 404), ("", 404)):
                 return None
             raise
         async with response["Body"] as body:
@@ -266,7 +243,7 @@ class S3BlobStore(StepwiseBlobStore):
                 Bucket=self.bucket, Key=self.prefix + op.key, Body=body, **conditions
             )
         except Exception as exc:
-            if conditions and _precondition_failed(exc, missing_fails=op.if_match is not None):
+            if conditions and precondition_failed(exc, missing_fails=op.if_match is not None):
                 raise PreconditionFailedError(f"{op.key!r} changed (put precondition)") from exc
             raise
         return BlobInfo(op.key, response["ETag"], len(op.data), time.time_ns() // 1_000_000)
@@ -277,7 +254,7 @@ class S3BlobStore(StepwiseBlobStore):
             try:
                 await client.delete_object(Bucket=self.bucket, Key=key, IfMatch=op.if_match)
             except Exception as exc:
-                if _precondition_failed(exc, missing_fails=True):
+                if precondition_failed(exc, missing_fails=True):
                     raise PreconditionFailedError(
                         f"{op.key!r} changed (delete precondition)"
                     ) from exc
@@ -289,9 +266,9 @@ class S3BlobStore(StepwiseBlobStore):
         try:  # "delete if it exists": 404 tells us it did not
             await client.delete_object(Bucket=self.bucket, Key=key, IfMatch="*")
         except Exception as exc:
-            if not _is_client_error(exc):
+            if not is_client_error(exc):
                 raise
-            code, status = _error(exc)
+            code, status = code_and_status(exc)
             if status == 404 and code != "NoSuchBucket":
                 return False
             if status not in (409, 412):
@@ -300,6 +277,22 @@ class S3BlobStore(StepwiseBlobStore):
             # write raced this one: delete unconditionally.
             await client.delete_object(Bucket=self.bucket, Key=key)
         return True
+
+    async def _delete_many(self, client: S3Client, op: DeleteMany) -> None:
+        for start in range(0, len(op.keys), DELETE_OBJECTS_MAX):
+            chunk = op.keys[start : start + DELETE_OBJECTS_MAX]
+            objects: list[Any] = [{"Key": self.prefix + key} for key in chunk]
+            response = await client.delete_objects(
+                Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True}
+            )
+            failed = response.get("Errors") or []
+            if failed:  # per-key failures come back in a 200 response
+                first = failed[0]
+                raise BackendError(
+                    f"S3 DeleteObjects failed for {len(failed)} of {len(chunk)} keys in "
+                    f"s3://{self.bucket}/{self.prefix}, first {first.get('Key')!r}: "
+                    f"{first.get('Code')} ({first.get('Message')})"
+                )
 
     async def _list(self, client: S3Client, op: ListKeys | Scan) -> list[BlobInfo]:
         limit = op.limit
@@ -356,42 +349,10 @@ class S3BlobStore(StepwiseBlobStore):
         # A key deleted between the listing and its GetObject is left out.
         return [Entry(blob.key, blob.data) for blob in blobs if blob is not None]
 
-    # --- errors --------------------------------------------------------------
-
-    def _where(self) -> str:
-        return self.endpoint_url or f"AWS S3 ({self.region or 'default region'})"
-
     def _translate(self, exc: Exception, operation: str, key: str) -> Exception:
-        """A StoreError for a client's exception; anything else is returned as is."""
-        errors = _botocore_errors()
+        where = self.endpoint_url or f"AWS S3 ({self.region or 'default region'})"
         store = f"s3://{self.bucket}/{self.prefix}"
-        if isinstance(exc, errors.ClientError):
-            code, status = _error(exc)
-            if code == "NoSuchBucket":
-                return BackendError(f"bucket {self.bucket!r} does not exist at {self._where()}")
-            if status == 403 or code in (
-                "AccessDenied",
-                "InvalidAccessKeyId",
-                "SignatureDoesNotMatch",
-                "ExpiredToken",
-                "InvalidToken",
-            ):
-                return BackendError(
-                    f"access denied to {store} at {self._where()} ({code or status}): check "
-                    "the credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the "
-                    "profile) and the bucket's policy"
-                )
-            return BackendError(f"S3 {operation} of {key!r} in {store} failed: {code} ({status})")
-        if isinstance(exc, errors.NoCredentialsError | errors.PartialCredentialsError):
-            return BackendError(
-                f"no credentials for {store}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-                "(or AWS_PROFILE / ?profile=)"
-            )
-        if isinstance(exc, errors.EndpointConnectionError | errors.ConnectTimeoutError):
-            return BackendError(f"cannot reach the S3 endpoint {self._where()}: {exc}")
-        if isinstance(exc, errors.BotoCoreError | OSError | asyncio.TimeoutError):
-            return BackendError(f"S3 {operation} of {key!r} in {store} failed: {exc}")
-        return exc
+        return translate(exc, operation=operation, key=key, store=store, where=where)
 
 
 def _positive_int(url: str, options: dict[str, str], name: str, default: int) -> int:

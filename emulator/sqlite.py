@@ -33,6 +33,7 @@ from makers_store.blob import (
     BlobInfo,
     BlobStore,
     Delete,
+    DeleteMany,
     Entry,
     Get,
     ListKeys,
@@ -178,6 +179,9 @@ class SqliteBlobStore(BlobStore):
             if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
                 raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
             return True
+        if type(op) is DeleteMany:
+            conn.executemany(_DELETE, [(key,) for key in op.keys])
+            return None
         if type(op) is Scan:
             sql, params = _range_sql(op)
             return [Entry(*row) for row in conn.execute(sql, params)]

@@ -171,6 +171,7 @@ class IndexEntry:
     conversation_id: str | None
     current: bool
     reason: str = ""  # why the entry is not current
+    owed: bool = False  # superseded, and meta owes its (batched) deletion
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -181,6 +182,7 @@ class IndexEntry:
             "conversation_id": self.conversation_id,
             "current": self.current,
             "reason": self.reason,
+            "owed": self.owed,
         }
 
 
@@ -198,6 +200,9 @@ def _judge(key: str, metas: dict[str, ConversationRecord | None]) -> Generator[O
         reason = "the conversation does not exist"
     elif record.deleting:
         reason = "the conversation is being deleted"
+    elif at in record.superseded_at:
+        reason = "superseded; meta owes its deletion (batched)"
+        return IndexEntry(key, uid, at, cid, False, reason, owed=True)
     elif at != max(record.last_message_at, 0):
         reason = f"rank {at} but last_message_at is {record.last_message_at}"
     else:
@@ -260,6 +265,7 @@ class IndexDrift:
 class IndexCheck:
     entries: int = 0
     conversations: int = 0
+    owed: int = 0  # superseded entries awaiting their batched deletion: not drift
     drift: list[IndexDrift] = field(default_factory=list)
 
     @property
@@ -271,6 +277,7 @@ class IndexCheck:
             "ok": self.ok,
             "entries_checked": self.entries,
             "conversations_checked": self.conversations,
+            "owed_deletions": self.owed,
             "drift": [item.to_dict() for item in self.drift],
         }
 
@@ -295,7 +302,9 @@ async def check_indexes(blobs: BlobStore) -> IndexCheck:
     report = IndexCheck()
     async for entry in iter_index_entries(blobs):
         report.entries += 1
-        if not entry.current:
+        if entry.owed:
+            report.owed += 1
+        elif not entry.current:
             report.drift.append(
                 IndexDrift("stale", entry.key, entry.conversation_id, entry.user_id, entry.reason)
             )

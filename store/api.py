@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from . import appends, keys, programs, validate
+from . import appends, keys, listing, programs, validate
 from .adapters import load_adapter
 from .blob import BlobStore, Program
 from .clock import Clock, IdSource, random_suffix, system_clock
@@ -196,7 +196,8 @@ class ContextStore:
             now=self._shared.clock(),
             suffix=self._shared.ids(),
         )
-        return await self._shared.run(lambda: appends.append_message(new), write=True)
+        costly = self.blobs.costly_requests
+        return await self._shared.run(lambda: appends.append_message(new, costly), write=True)
 
     async def append_messages(
         self,
@@ -225,7 +226,8 @@ class ContextStore:
                         suffix=self._shared.ids(),
                     )
                 )
-        return await self._shared.run(lambda: appends.append_messages(news), write=True)
+        costly = self.blobs.costly_requests
+        return await self._shared.run(lambda: appends.append_messages(news, costly), write=True)
 
     async def get_messages(
         self,
@@ -312,8 +314,14 @@ class ContextStore:
         after_key = validate.conversation_cursor(after, "after", prefix)
         before_key = validate.conversation_cursor(before, "before", prefix)
         return await self._shared.run(
-            lambda: programs.list_conversations(
-                count, direction, after_key, before_key, uid, self.blobs.lists_backward
+            lambda: listing.list_conversations(
+                count,
+                direction,
+                after_key,
+                before_key,
+                uid,
+                self.blobs.lists_backward,
+                self.blobs.costly_requests,
             ),
             write=False,
         )

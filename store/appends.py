@@ -10,20 +10,21 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import keys
-from .blob import Op, Program, delete, get, put
+from .blob import Op, Program, delete, delete_many, get, put
 from .codec import ConversationRecord, encode_message, pending_append
 from .errors import MemoryQuotaExceededError, PreconditionFailedError
 from .programs import (
     MAX_MESSAGES,
+    STALE_INDEX_BATCH,
     add_index_entries,
     index_keys,
     load_live_meta,
     load_meta,
-    remove_index_entries,
     save_meta,
+    superseded_index_keys,
 )
 
 
@@ -42,7 +43,7 @@ class NewMessage:
     written: list[int] = field(default_factory=list)
 
 
-def append_message(new: NewMessage) -> Program[str]:
+def append_message(new: NewMessage, costly_requests: bool = False) -> Program[str]:
     """Append one message.
 
     The message blob is created at ``m/{next_seq}`` with if-none-match, then
@@ -51,6 +52,8 @@ def append_message(new: NewMessage) -> Program[str]:
     on the winner's behalf (so a stalled or crashed writer never blocks the
     conversation) before trying again; a writer whose meta update lost finds
     its blob either committed by a helper or still pending at ``next_seq``.
+    ``costly_requests``: batch the removal of superseded index entries
+    (see :func:`_commit_append`).
     """
     cid = new.conversation_id
     record, etag = yield from load_live_meta(cid)
@@ -62,7 +65,7 @@ def append_message(new: NewMessage) -> Program[str]:
         elif record is not None and seq < record.next_seq:
             return mid  # committed by a helper
         elif record is not None and seq == record.next_seq:
-            yield from _commit_append(cid, record, etag, seq, new.now, new.user_id)
+            yield from _commit_append(cid, record, etag, seq, new, costly_requests)
             return mid
         else:  # written into a conversation that was deleted meanwhile
             yield from delete(blob.key, if_match=blob.etag)
@@ -79,16 +82,25 @@ def append_message(new: NewMessage) -> Program[str]:
     try:
         yield from _put_pending(new, seq)
     except PreconditionFailedError:
-        pending = yield from get(keys.message_key(cid, seq))
-        if pending is not None:  # another append's uncommitted message: finish it first
-            _, created_at, user_id = pending_append(pending.data)
-            if etag is None:
-                record.created_at = created_at
-            yield from _commit_append(cid, record, etag, seq, created_at, user_id)
+        yield from _help_pending(cid, record, etag, seq, costly_requests)
         raise
     new.written.append(seq)
-    yield from _commit_append(cid, record, etag, seq, new.now, new.user_id)
+    yield from _commit_append(cid, record, etag, seq, new, costly_requests)
     return mid
+
+
+def _help_pending(
+    cid: str, record: ConversationRecord, etag: str | None, seq: int, costly_requests: bool
+) -> Generator[Op, Any, None]:
+    """Commit another append's message found uncommitted at ``seq``."""
+    pending = yield from get(keys.message_key(cid, seq))
+    if pending is not None:
+        _, created_at, user_id = pending_append(pending.data)
+        if etag is None:
+            record.created_at = record.last_message_at = created_at
+        yield from _commit_append(
+            cid, record, etag, seq, _Appended(created_at, user_id), costly_requests
+        )
 
 
 def _put_pending(new: NewMessage, seq: int) -> Generator[Op, Any, None]:
@@ -104,7 +116,7 @@ def _put_pending(new: NewMessage, seq: int) -> Generator[Op, Any, None]:
     yield from put(keys.message_key(new.conversation_id, seq), data, if_none_match=True)
 
 
-def append_messages(news: list[NewMessage]) -> Program[list[str]]:
+def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Program[list[str]]:
     """Append several messages to one conversation as one unit of work.
 
     The quota is checked for the whole batch before anything is written. On
@@ -125,7 +137,7 @@ def append_messages(news: list[NewMessage]) -> Program[list[str]]:
     if any(new.written for new in news):
         ids = []  # a retry: one message at a time, committing what is already written
         for new in news:
-            ids.append((yield from append_message(new)))
+            ids.append((yield from append_message(new, costly_requests)))
         return ids
     # Every blob first, then one meta update for the whole batch.
     if record is None:
@@ -138,19 +150,19 @@ def append_messages(news: list[NewMessage]) -> Program[list[str]]:
             yield from _put_pending(new, seq)
         except PreconditionFailedError:
             if offset == 0:  # another append's uncommitted message: finish it first
-                pending = yield from get(keys.message_key(cid, seq))
-                if pending is not None:
-                    _, created_at, user_id = pending_append(pending.data)
-                    if etag is None:
-                        record.created_at = created_at
-                    yield from _commit_append(cid, record, etag, seq, created_at, user_id)
+                yield from _help_pending(cid, record, etag, seq, costly_requests)
             raise  # the retry commits what this call already wrote, one by one
         new.written.append(seq)
-    last = news[-1]
-    yield from _commit_append(
-        cid, record, etag, first + len(news) - 1, last.now, last.user_id, count=len(news)
-    )
+    last_seq = first + len(news) - 1
+    yield from _commit_append(cid, record, etag, last_seq, news[-1], costly_requests, len(news))
     return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
+
+
+class _Appended(NamedTuple):
+    """What meta needs of the newest message an append commits."""
+
+    now: int
+    user_id: str | None
 
 
 def _commit_append(
@@ -158,19 +170,37 @@ def _commit_append(
     record: ConversationRecord,
     etag: str | None,
     seq: int,
-    created_at: int,
-    user_id: str | None,
+    newest: NewMessage | _Appended,
+    costly_requests: bool,
     count: int = 1,
 ) -> Generator[Op, Any, str]:
     """Advance meta past the message at ``seq`` (and the ``count - 1`` before
-    it, written by the same batch); move the index entries."""
+    it, written by the same batch) and move the index entries.
+
+    ``last_message_at`` never goes back (instances' clocks differ), so an
+    entry once superseded never becomes current again. With
+    ``costly_requests`` the superseded entries are not deleted at once:
+    meta records their time in ``superseded_at`` and every
+    ``STALE_INDEX_BATCH``-th move deletes them all in one batch, so a common
+    append costs four requests (read meta, write message, write entry, write
+    meta). Readers skip superseded entries either way.
+    """
     before = index_keys(cid, record) if etag is not None else []
+    previous_at = record.last_message_at
     record.next_seq = seq + 1
     record.message_count += count
-    record.last_message_at = created_at
-    if user_id is not None and user_id not in record.user_ids:
-        record.user_ids.append(user_id)
+    record.last_message_at = max(previous_at, newest.now) if etag is not None else newest.now
+    if newest.user_id is not None and newest.user_id not in record.user_ids:
+        record.user_ids.append(newest.user_id)
     after = index_keys(cid, record)
+    superseded = [key for key in before if key not in after]
+    if superseded and costly_requests:
+        record.superseded_at.append(previous_at)
+        superseded = []
+    owed = len(record.superseded_at)  # a store copied from S3 owes some anywhere
+    if owed and (owed >= STALE_INDEX_BATCH or not costly_requests):
+        superseded += superseded_index_keys(cid, record)
+        record.superseded_at = []
     # New entries first, old ones last: a listing never loses the conversation.
     added = yield from add_index_entries(before, after)
     try:
@@ -178,9 +208,8 @@ def _commit_append(
     except PreconditionFailedError:
         current, _ = yield from load_meta(cid)
         keep = index_keys(cid, current) if current is not None and not current.deleting else []
-        for key in added:  # entries no meta will vouch for would only be clutter
-            if key not in keep:
-                yield from delete(key, quiet=True)
+        # Entries no meta will vouch for would only be clutter.
+        yield from delete_many(key for key in added if key not in keep)
         raise
-    yield from remove_index_entries(before, after)
+    yield from delete_many(superseded)
     return new_etag

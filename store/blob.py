@@ -1,8 +1,9 @@
 """The Blob-store seam: the one interface every backend implements.
 
 A backend stores opaque bytes under string keys that sort by code point, and
-answers five operations: :class:`Get`, :class:`Put` (with if-match /
-if-none-match), :class:`Delete`, :class:`ListKeys` (keys with etag, size and
+answers six operations: :class:`Get`, :class:`Put` (with if-match /
+if-none-match), :class:`Delete`, :class:`DeleteMany` (a batch, one request per
+1,000 keys on object storage), :class:`ListKeys` (keys with etag, size and
 time) and :class:`Scan` (keys with values), both over ranges of one prefix,
 in either direction, within an exclusive ``start_after`` / ``end_before``
 window and up to a limit.
@@ -19,7 +20,7 @@ so that a crash between any two steps leaves consistent primary data.
 from __future__ import annotations
 
 import abc
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from typing import Any, ClassVar, NamedTuple, TypeVar, cast
 
 from .errors import PreconditionFailedError
@@ -92,6 +93,17 @@ class Delete(NamedTuple):
     quiet: bool = False
 
 
+class DeleteMany(NamedTuple):
+    """-> None. Deletes whichever of ``keys`` exist, unconditionally.
+
+    The deletes are independent and happen in no particular order (object
+    storage sends one request per 1,000 keys and may apply part of one); a
+    program that needs an order among deletes uses :class:`Delete`.
+    """
+
+    keys: tuple[str, ...]
+
+
 class ListKeys(NamedTuple):
     """-> list[BlobInfo] of keys starting with ``prefix`` strictly between
     ``start_after`` and ``end_before``, ascending (descending if ``reverse``),
@@ -114,7 +126,7 @@ class Scan(NamedTuple):
     limit: int | None = None
 
 
-Op = Get | Put | Delete | ListKeys | Scan
+Op = Get | Put | Delete | DeleteMany | ListKeys | Scan
 Program = Generator[Op, Any, T]
 
 
@@ -135,6 +147,13 @@ def delete(
     key: str, *, if_match: str | None = None, quiet: bool = False
 ) -> Generator[Op, Any, bool]:
     return cast(bool, (yield Delete(key, if_match, quiet)))
+
+
+def delete_many(keys: Iterable[str]) -> Generator[Op, Any, None]:
+    """Delete ``keys`` in one batch; no operation at all when there are none."""
+    batch = tuple(keys)
+    if batch:
+        yield DeleteMany(batch)
 
 
 def list_keys(
@@ -176,6 +195,10 @@ class BlobStore(abc.ABC):
     #: (object storage lists keys ascending only); programs then read
     #: newest-first pages through forward listings of computed windows.
     lists_backward: ClassVar[bool] = True
+    #: True when every operation is a billed network request (object
+    #: storage): programs then defer removing derived data they no longer
+    #: need and remove it in batches (see ``programs.STALE_INDEX_BATCH``).
+    costly_requests: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def run(self, program: Program[T], *, write: bool) -> T:

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from .blob import BlobStore, Op, Program, get, put, scan
+from .blob import BlobStore, Op, Program, delete_many, get, put, scan
 from .errors import PreconditionFailedError
 
 OpenBackend = Callable[[], Awaitable[BlobStore]]
@@ -49,6 +49,19 @@ async def get_put_head_delete(blobs: BlobStore) -> None:
     assert await blobs.delete("a") is True, "delete of a present key returns True"
     assert await blobs.delete("a") is False, "delete of a missing key returns False"
     assert await blobs.get("a") is None, "a deleted key is gone"
+
+
+@check
+async def batch_delete(blobs: BlobStore) -> None:
+    # More than one S3 DeleteObjects request takes, missing keys among them.
+    present = [f"d/{n:04}" for n in range(1_005)]
+    await asyncio.gather(*(blobs.put(key, b"") for key in present))
+    await blobs.put("d/keep", b"kept")
+    gone = (*present, "d/never-written", "elsewhere")
+    await blobs.run(delete_many(gone), write=True)
+    left = await blobs.list("d/")
+    assert [info.key for info in left] == ["d/keep"], "delete_many removes exactly its keys"
+    await blobs.run(delete_many([]), write=True)  # an empty batch is no operation
 
 
 @check

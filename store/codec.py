@@ -108,7 +108,8 @@ class ConversationRecord:
     below it is not committed. ``cleared_below`` hides every seq under it
     (``clear_messages``); ``tombstones`` hide deleted seqs whose blobs may not
     be gone yet; ``deleting`` hides the whole conversation while
-    ``delete_conversation`` removes its keys.
+    ``delete_conversation`` removes its keys. ``superseded_at`` lists earlier
+    ``last_message_at`` values whose index entries are owed a (batched) delete.
     """
 
     conversation_id: str
@@ -121,6 +122,7 @@ class ConversationRecord:
     user_ids: list[str] = field(default_factory=list)
     tombstones: list[int] = field(default_factory=list)
     deleting: bool = False
+    superseded_at: list[int] = field(default_factory=list)
 
     def public(self) -> ConversationMeta:
         return ConversationMeta(
@@ -150,6 +152,8 @@ class ConversationRecord:
             record["tombstones"] = self.tombstones
         if self.deleting:
             record["deleting"] = True
+        if self.superseded_at:
+            record["superseded_at"] = self.superseded_at
         return _encoder.encode(record).encode("utf-8")
 
     @classmethod
@@ -167,6 +171,7 @@ class ConversationRecord:
                 user_ids=raw["user_ids"],
                 tombstones=raw.get("tombstones", []),
                 deleting=raw.get("deleting", False),
+                superseded_at=raw.get("superseded_at", []),
             )
         except (KeyError, TypeError) as exc:
             raise MemoryCorruptError(f"conversation meta lacks field {exc}") from None

@@ -21,7 +21,7 @@ from functools import partial
 from typing import Any
 
 from . import keys, validate
-from .blob import BlobStore, Program, delete, list_keys, put
+from .blob import BlobStore, Program, delete, delete_many, list_keys, put
 from .codec import ConversationRecord, decode_json, encode_json, encode_message, encode_state
 from .errors import (
     MemoryConflictError,
@@ -35,6 +35,7 @@ from .programs import (
     index_keys,
     load_live_meta,
     load_meta,
+    owned_index_keys,
     remove_index_entries,
     save_meta,
 )
@@ -279,9 +280,7 @@ def _delete_unlisted(prefix: str, keep: Callable[[str], bool]) -> Program[None]:
     start_after: str | None = None
     while True:
         batch = yield from list_keys(prefix, start_after=start_after, limit=_LIST_BATCH)
-        for info in batch:
-            if not keep(info.key):
-                yield from delete(info.key)
+        yield from delete_many(info.key for info in batch if not keep(info.key))
         if len(batch) < _LIST_BATCH:
             return
         start_after = batch[-1].key
@@ -292,7 +291,7 @@ def _commit(group: _Group) -> Program[None]:
     then write meta (the commit point) and move its index entries."""
     cid = group.cid
     record, etag = yield from load_live_meta(cid)
-    before = index_keys(cid, record) if record is not None else []
+    before = owned_index_keys(cid, record) if record is not None else []
     yield from _delete_unlisted(
         keys.messages_prefix(cid), lambda key: keys.seq_from_message_key(key) in group.seqs
     )
@@ -304,8 +303,7 @@ def _commit(group: _Group) -> Program[None]:
     imported = group.conversation
     if imported is None:
         if record is not None:
-            for key in before:
-                yield from delete(key)
+            yield from delete_many(before)
             yield from delete(keys.meta_key(cid), if_match=etag)
         return
     new = ConversationRecord(

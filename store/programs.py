@@ -15,9 +15,11 @@ is chosen for backends that cannot run a unit atomically:
   ``cleared_below``, ``deleting``), which hides the data at once, then remove
   blobs; whoever next writes the conversation finishes an interrupted one.
 * Index entries are derived data. An append writes the new entries before
-  meta and deletes the old ones after it, so a listing never misses a
-  conversation; readers skip entries that disagree with meta, and an index
-  rebuild recreates them from meta alone.
+  meta and deletes the old ones after it (on object storage, in batches:
+  meta's ``superseded_at`` records what it owes), so a listing
+  (:mod:`makers_store.listing`) never misses a conversation; readers skip
+  entries that disagree with meta, and an index rebuild recreates them from
+  meta alone.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys
-from .blob import BlobInfo, Entry, Op, Program, delete, get, list_keys, put, scan
+from .blob import BlobInfo, Entry, Op, Program, delete, delete_many, get, list_keys, put, scan
 from .codec import (
     ConversationRecord,
     decode_message,
@@ -37,10 +39,12 @@ from .codec import (
     encode_state,
 )
 from .errors import MemoryNotFoundError
-from .models import ConversationMeta, ListConversationsResult, Message
+from .models import ConversationMeta, Message
 
 MAX_MESSAGES = 10_000
-DELETE_BATCH = 500
+DELETE_BATCH = 1000  # keys listed, then deleted in one batch (S3's most per request)
+STATE_PAGE = 500
+STALE_INDEX_BATCH = 16  # superseded index entries a meta may owe before a batch delete
 
 Meta = tuple[ConversationRecord | None, str | None]
 
@@ -63,8 +67,7 @@ def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
         yield from _remove_conversation(cid, record)
         return None, None
     if record is not None and record.tombstones:
-        for seq in record.tombstones:
-            yield from delete(keys.message_key(cid, seq), quiet=True)
+        yield from delete_many(keys.message_key(cid, seq) for seq in record.tombstones)
         record.tombstones = []
     return record, etag
 
@@ -86,10 +89,30 @@ def visible_meta(cid: str) -> Generator[Op, Any, ConversationRecord | None]:
 
 
 def index_keys(cid: str, record: ConversationRecord) -> list[str]:
-    at = record.last_message_at
+    """The entries meta vouches for: one per index, at ``last_message_at``."""
+    return index_keys_at(cid, record.last_message_at, record.user_ids)
+
+
+def index_keys_at(cid: str, at: int, user_ids: list[str]) -> list[str]:
     return [keys.index_key(keys.INDEX_ALL, at, cid)] + [
-        keys.index_key(keys.user_index_prefix(uid), at, cid) for uid in record.user_ids
+        keys.index_key(keys.user_index_prefix(uid), at, cid) for uid in user_ids
     ]
+
+
+def superseded_index_keys(cid: str, record: ConversationRecord) -> list[str]:
+    """Entries of earlier ``last_message_at`` values whose deletion meta still
+    owes (``superseded_at``, kept on backends with costly requests)."""
+    return [
+        key
+        for at in record.superseded_at
+        if at != record.last_message_at
+        for key in index_keys_at(cid, at, record.user_ids)
+    ]
+
+
+def owned_index_keys(cid: str, record: ConversationRecord) -> list[str]:
+    """Every entry that may exist on meta's account: current and superseded."""
+    return index_keys(cid, record) + superseded_index_keys(cid, record)
 
 
 def add_index_entries(before: list[str], after: list[str]) -> Generator[Op, Any, list[str]]:
@@ -103,9 +126,7 @@ def add_index_entries(before: list[str], after: list[str]) -> Generator[Op, Any,
 
 def remove_index_entries(before: list[str], after: list[str]) -> Generator[Op, Any, None]:
     """Delete the entries of ``before`` that ``after`` no longer has (after meta is saved)."""
-    for key in before:
-        if key not in after:
-            yield from delete(key, quiet=True)
+    yield from delete_many(key for key in before if key not in after)
 
 
 def entry_is_current(
@@ -260,8 +281,7 @@ def remove_messages(
     record.message_count -= len(gone)
     record.tombstones.extend(gone)
     etag = yield from save_meta(cid, record, etag)
-    for seq in gone:
-        yield from delete(keys.message_key(cid, seq), quiet=True)
+    yield from delete_many(keys.message_key(cid, seq) for seq in gone)
     record.tombstones = [seq for seq in record.tombstones if seq not in gone]
     yield from save_meta(cid, record, etag)
 
@@ -286,9 +306,7 @@ def delete_range(
         batch: list[BlobInfo] = yield from list_keys(
             prefix, start_after=start_after, end_before=end_before, limit=DELETE_BATCH
         )
-        for info in batch:
-            if info.key != keep:
-                yield from delete(info.key, quiet=True)
+        yield from delete_many(info.key for info in batch if info.key != keep)
         if len(batch) < DELETE_BATCH:
             return
         start_after = batch[-1].key
@@ -345,91 +363,8 @@ def _remove_conversation(
     yield from _delete_linked(cid, linked_from)
     meta_key = keys.meta_key(cid)
     yield from delete_range(keys.conversation_prefix(cid), keep=meta_key)
-    for key in index_keys(cid, record):
-        yield from delete(key, quiet=True)
+    yield from delete_many(owned_index_keys(cid, record))
     yield from delete(meta_key, quiet=True)
-
-
-def list_conversations(
-    limit: int,
-    order: str,
-    after: str | None,
-    before: str | None,
-    uid: str | None,
-    lists_backward: bool = True,
-) -> Program[ListConversationsResult]:
-    prefix = keys.index_prefix(uid)
-    cursor = after if after is not None else before
-    # Index keys sort newest first: "desc" pages are forward listings.
-    greater = (order == "desc") == (after is not None)
-    reverse = (order == "asc") != (before is not None)
-    found = yield from _current_entries(
-        prefix,
-        uid,
-        start_after=cursor if cursor is not None and greater else None,
-        end_before=cursor if cursor is not None and not greater else None,
-        reverse=reverse,
-        want=limit + 1,
-    )
-    has_more = len(found) > limit
-    found = found[:limit]
-    if not found:
-        return ListConversationsResult(items=[])
-    # Whether anything lies on the far side of the cursor-side end of the page.
-    beyond_cursor = False
-    if cursor is not None:
-        edge = found[0][0]
-        probe = yield from _current_entries(
-            prefix,
-            uid,
-            start_after=edge if reverse else None,
-            end_before=None if reverse else edge,
-            # Any current entry will do: list forward where backward is costly.
-            reverse=not reverse and lists_backward,
-            want=1,
-        )
-        beyond_cursor = bool(probe)
-    if before is not None:
-        found.reverse()
-        has_next, has_previous = beyond_cursor, has_more
-    else:
-        has_next, has_previous = has_more, beyond_cursor
-    return ListConversationsResult(
-        items=[record.public() for _, record in found],
-        next_cursor=keys.cursor_of_index_key(prefix, found[-1][0]) if has_next else None,
-        previous_cursor=keys.cursor_of_index_key(prefix, found[0][0]) if has_previous else None,
-    )
-
-
-def _current_entries(
-    prefix: str,
-    uid: str | None,
-    *,
-    start_after: str | None,
-    end_before: str | None,
-    reverse: bool,
-    want: int,
-) -> Generator[Op, Any, list[tuple[str, ConversationRecord]]]:
-    """Up to ``want`` index entries that agree with their conversation's meta."""
-    found: list[tuple[str, ConversationRecord]] = []
-    while len(found) < want:
-        batch = yield from list_keys(
-            prefix, start_after=start_after, end_before=end_before, reverse=reverse, limit=want
-        )
-        for info in batch:
-            _, cid = keys.parse_index_key(prefix, info.key)
-            record = yield from visible_meta(cid)
-            if record is not None and entry_is_current(info.key, prefix, uid, record):
-                found.append((info.key, record))
-                if len(found) == want:
-                    break
-        if len(batch) < want:
-            break
-        if reverse:
-            end_before = batch[-1].key
-        else:
-            start_after = batch[-1].key
-    return found
 
 
 # --- state -----------------------------------------------------------------
@@ -461,9 +396,9 @@ def state_items(cid: str) -> Program[dict[str, Any]]:
     prefix = keys.state_prefix(cid)
     start_after: str | None = None
     while True:
-        batch = yield from scan(prefix, start_after=start_after, limit=DELETE_BATCH)
+        batch = yield from scan(prefix, start_after=start_after, limit=STATE_PAGE)
         for blob in batch:
             items[keys.state_name_from_key(blob.key)] = decode_state(blob.data)
-        if len(batch) < DELETE_BATCH:
+        if len(batch) < STATE_PAGE:
             return items
         start_after = batch[-1].key

@@ -28,8 +28,10 @@ Targets (full mode):
   (tests/bench_openai.py); the LangGraph checkpointer's ``aput`` and
   ``aget_tuple`` >= 2x ``AsyncSqliteSaver`` (tests/bench_langgraph.py).
 * SQLite, PostgreSQL and S3 side by side (append, newest-50 read, list by
-  user, for information), and S3 requests per call: at most 4 for an append
-  to an existing conversation (tests/bench_backends.py).
+  user, for information), and S3 requests per call: typically at most 4 for
+  an append to an existing conversation; every ``STALE_INDEX_BATCH``-th (16th)
+  append adds one batch delete of superseded index entries, shown as the
+  mean (tests/bench_backends.py).
 """
 
 from __future__ import annotations

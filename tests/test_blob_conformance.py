@@ -37,14 +37,12 @@ async def test_suite_catches_a_broken_backend() -> None:
             inner = program
 
             def wrapped():  # type: ignore[no-untyped-def]
-                result = None
-                op = next(inner)
-                while True:
-                    try:
-                        result = yield strip(op)
-                        op = inner.send(result)
-                    except StopIteration as stop:
-                        return stop.value
+                try:
+                    op = next(inner)
+                    while True:
+                        op = inner.send((yield strip(op)))
+                except StopIteration as stop:
+                    return stop.value
 
             return await super().run(wrapped(), write=write)
 

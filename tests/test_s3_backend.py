@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from makers_store import open_blob_store, open_store
-from makers_store.blob import Scan, single
+from makers_store.blob import DeleteMany, Scan, single
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
 from makers_store.emulator import s3
 from makers_store.emulator.s3 import NONCE_SIZE, S3BlobStore
@@ -34,6 +34,7 @@ from makers_store.errors import (
     MemoryValidationError,
     PreconditionFailedError,
 )
+from makers_store.programs import STALE_INDEX_BATCH
 from tests.servers.s3 import BUCKET, REGION, endpoint, s3_url
 
 if TYPE_CHECKING:
@@ -158,6 +159,31 @@ async def test_each_operation_costs_the_requests_it_should(blobs: S3BlobStore) -
     assert len(await blobs.list("s/", limit=3)) == 3 and cost() == {"ListObjectsV2": 1}
     found = await blobs.run(single(Scan("s/")), write=False)
     assert len(found) == 5 and cost() == {"ListObjectsV2": 1, "GetObject": 5}
+    doomed = tuple(f"d/{n}" for n in range(1_500))  # missing keys cost nothing extra
+    await blobs.run(single(DeleteMany(doomed)), write=True)
+    assert cost() == {"DeleteObjects": 2}  # at most 1,000 keys per request
+
+
+async def test_a_common_append_costs_four_requests() -> None:
+    async with open_store(s3_url()) as store:
+        assert isinstance(store.blobs, S3BlobStore)
+        counts = store.blobs.requests
+        costs = []
+        for user_id in (None, "u"):
+            for n in range(STALE_INDEX_BATCH + 1):
+                counts.clear()
+                await store.append_message(
+                    conversation_id=f"c-{user_id}", role="user", content=str(n), user_id=user_id
+                )
+                costs.append(dict(counts))
+        new, *existing = costs[: STALE_INDEX_BATCH + 1]
+        assert new == {"GetObject": 1, "PutObject": 3}  # meta (missing), message, entry, meta
+        common = {"GetObject": 1, "PutObject": 3}  # meta, message, entry, meta
+        assert existing == [common] * (STALE_INDEX_BATCH - 1) + [{**common, "DeleteObjects": 1}]
+        # With a user: one more entry to write, in that user's index.
+        mine = costs[STALE_INDEX_BATCH + 2 :]
+        with_user = {"GetObject": 1, "PutObject": 4}
+        assert mine == [with_user] * (STALE_INDEX_BATCH - 1) + [{**with_user, "DeleteObjects": 1}]
 
 
 async def test_listings_page_and_stop_at_the_window(

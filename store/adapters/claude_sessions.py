@@ -60,7 +60,7 @@ from claude_agent_sdk.types import (
 )
 
 from .. import keys, validate
-from ..blob import Blob, Op, Program, delete, get, list_keys, put, scan
+from ..blob import Blob, Op, Program, delete, delete_many, get, list_keys, put, scan
 from ..codec import dumps, encode_json
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
 from ..programs import delete_range
@@ -74,7 +74,6 @@ __all__ = ["ClaudeSessionStore", "session_binding"]
 _SESSION_UUID_RE = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE
 )
-_DELETE_BATCH = 500
 
 
 # --- records -----------------------------------------------------------------
@@ -274,8 +273,7 @@ def _delete_session(sid: str, project: str) -> Program[None]:
     if main is not None:  # the commit point first: the session is gone at once
         yield from delete(main.key, if_match=main.etag)
     heads = yield from list_keys(keys.claude_heads_prefix(sid, project))
-    for info in heads:
-        yield from delete(info.key)
+    yield from delete_many(info.key for info in heads)
     yield from delete_range(keys.claude_session_prefix(sid, project))
     yield from delete(keys.claude_project_entry(project, sid))
 
