@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import keys
 from .blob import Op, Program, delete, delete_many, get, put
@@ -65,7 +65,9 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
         elif record is not None and seq < record.next_seq:
             return mid  # committed by a helper
         elif record is not None and seq == record.next_seq:
-            yield from _commit_append(cid, record, etag, seq, new, costly_requests)
+            yield from _commit_append(
+                cid, record, etag, seq, new.now, new.user_id, costly_requests
+            )
             return mid
         else:  # written into a conversation that was deleted meanwhile
             yield from delete(blob.key, if_match=blob.etag)
@@ -85,7 +87,7 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
         yield from _help_pending(cid, record, etag, seq, costly_requests)
         raise
     new.written.append(seq)
-    yield from _commit_append(cid, record, etag, seq, new, costly_requests)
+    yield from _commit_append(cid, record, etag, seq, new.now, new.user_id, costly_requests)
     return mid
 
 
@@ -98,9 +100,7 @@ def _help_pending(
         _, created_at, user_id = pending_append(pending.data)
         if etag is None:
             record.created_at = record.last_message_at = created_at
-        yield from _commit_append(
-            cid, record, etag, seq, _Appended(created_at, user_id), costly_requests
-        )
+        yield from _commit_append(cid, record, etag, seq, created_at, user_id, costly_requests)
 
 
 def _put_pending(new: NewMessage, seq: int) -> Generator[Op, Any, None]:
@@ -153,16 +153,11 @@ def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Pr
                 yield from _help_pending(cid, record, etag, seq, costly_requests)
             raise  # the retry commits what this call already wrote, one by one
         new.written.append(seq)
-    last_seq = first + len(news) - 1
-    yield from _commit_append(cid, record, etag, last_seq, news[-1], costly_requests, len(news))
+    last, last_seq = news[-1], first + len(news) - 1
+    yield from _commit_append(
+        cid, record, etag, last_seq, last.now, last.user_id, costly_requests, len(news)
+    )
     return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
-
-
-class _Appended(NamedTuple):
-    """What meta needs of the newest message an append commits."""
-
-    now: int
-    user_id: str | None
 
 
 def _commit_append(
@@ -170,7 +165,8 @@ def _commit_append(
     record: ConversationRecord,
     etag: str | None,
     seq: int,
-    newest: NewMessage | _Appended,
+    created_at: int,
+    user_id: str | None,
     costly_requests: bool,
     count: int = 1,
 ) -> Generator[Op, Any, str]:
@@ -189,9 +185,9 @@ def _commit_append(
     previous_at = record.last_message_at
     record.next_seq = seq + 1
     record.message_count += count
-    record.last_message_at = max(previous_at, newest.now) if etag is not None else newest.now
-    if newest.user_id is not None and newest.user_id not in record.user_ids:
-        record.user_ids.append(newest.user_id)
+    record.last_message_at = max(previous_at, created_at) if etag is not None else created_at
+    if user_id is not None and user_id not in record.user_ids:
+        record.user_ids.append(user_id)
     after = index_keys(cid, record)
     superseded = [key for key in before if key not in after]
     if superseded and costly_requests:

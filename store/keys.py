@@ -56,6 +56,11 @@ def unescape(segment: str) -> str:
     return unquote(segment, errors="surrogatepass")
 
 
+def last_segment(key: str) -> str:
+    """The id a key ends with (unescaped)."""
+    return unescape(key.rsplit("/", 1)[1])
+
+
 def prefix_end(prefix: str) -> str:
     """The smallest key greater than every key that starts with ``prefix``."""
     return prefix[:-1] + chr(ord(prefix[-1]) + 1)
@@ -98,7 +103,7 @@ def state_key(cid: str, name: str) -> str:
 
 
 def state_name_from_key(key: str) -> str:
-    return unescape(key.rsplit("/", 1)[1])
+    return last_segment(key)
 
 
 def adapter_prefix(cid: str, adapter: str) -> str:
@@ -187,12 +192,12 @@ def links_prefix(cid: str) -> str:
 
 
 def link_key(cid: str, other_cid: str) -> str:
-    return f"c/{escape(cid)}/x/links/{escape(other_cid)}"
+    return links_prefix(cid) + escape(other_cid)
 
 
 def linked_conversation(key: str) -> str:
     """The linked id a :func:`link_key` names."""
-    return unescape(key.rsplit("/", 1)[1])
+    return last_segment(key)
 
 
 # --- LangGraph store -------------------------------------------------------
@@ -303,7 +308,7 @@ def claude_project_entry(project: str, sid: str) -> str:
 
 
 def claude_session_of_project_entry(key: str) -> str:
-    return unescape(key.rsplit("/", 1)[1])
+    return last_segment(key)
 
 
 # --- LangGraph checkpoints -------------------------------------------------
