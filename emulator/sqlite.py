@@ -143,7 +143,7 @@ class SqliteBlobStore(BlobStore):
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version == migrations.SCHEMA_VERSION:  # the common case: no write lock to open
             return version
-        conn.execute("PRAGMA journal_mode = WAL")
+        self._enable_wal(conn)
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = migrations.migrate(conn)
@@ -152,6 +152,20 @@ class SqliteBlobStore(BlobStore):
             self._rollback(conn)
             raise
         return version
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch a new database to WAL. SQLite answers "locked" at once, without
+        its busy handler, while another connection (a second process opening
+        the same new file) holds a lock: wait for it here, up to busy_timeout."""
+        deadline = time.monotonic() + self.busy_timeout_ms / 1000
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.005)  # on the worker thread, never on the event loop
 
     # --- units -----------------------------------------------------------
 

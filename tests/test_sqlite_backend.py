@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -101,6 +102,24 @@ async def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:
     async with makers_store.open_store(f"sqlite:///{path}") as store:
         meta = await store.get_conversation(conversation_id="c")
         assert meta is not None and meta.message_count == 1
+
+
+def test_instances_opening_a_new_file_at_once_all_succeed(tmp_path: Path) -> None:
+    """Switching a new file to WAL fails at once, bypassing busy_timeout, while
+    another connection holds a lock: the first open of each instance waits
+    instead (this once made two instances starting together fail)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    for attempt in range(20):
+        path = tmp_path / f"new-{attempt}.db"
+        stores = [SqliteBlobStore(path) for _ in range(4)]
+        with ThreadPoolExecutor(len(stores)) as pool:
+            versions = list(pool.map(lambda store: store.describe()["schema_version"], stores))
+        assert versions == [migrations.SCHEMA_VERSION] * len(stores)
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        for store in stores:
+            asyncio.run(store.close())
 
 
 async def test_not_a_database(tmp_path: Path) -> None:
