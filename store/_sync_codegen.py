@@ -30,7 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .api import _UNSET, ContextStore, StateStore
+from .api import ContextStore, StateStore
+from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .convert import MessageLike
 from .location import StoreLocation
@@ -38,6 +39,14 @@ from .models import ConversationMeta, ListConversationsResult, Message, Order, R
 from .portal import Portal
 
 if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
     from .adapters.claude_sessions import ClaudeSessionStore
     from .adapters.langgraph_checkpoints import MakersCheckpointSaver
     from .adapters.langgraph_store import MakersLangGraphStore
@@ -85,8 +94,12 @@ class SyncContextStore:
     def conversation_id(self) -> str | None:
         return self._async.conversation_id
 
-    def bind(self, conversation_id: str) -> SyncContextStore:
-        return SyncContextStore(self._async.bind(conversation_id), self._portal)
+    @property
+    def run_id(self) -> str | None:
+        return self._async.run_id
+
+    def bind(self, conversation_id: str | None, *, run_id: str | None = None) -> SyncContextStore:
+        return SyncContextStore(self._async.bind(conversation_id, run_id=run_id), self._portal)
 
     @property
     def state(self) -> SyncStateStore:

@@ -2,73 +2,50 @@
 
 Every method validates its arguments (raising before anything is written),
 builds a program from :mod:`makers_store.programs`, and has the backend run
-it as one unit of work. Units that lose a race with another writer on a
-backend without transactions are run again.
+it as one unit of work (:class:`makers_store.shared.Shared` runs it again
+when it loses a race with another writer on a backend without transactions).
+How the methods read positional, keyword and bound-store calls:
+:mod:`makers_store.arguments`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from . import appends, keys, listing, programs, validate
+from . import appends, arguments, keys, listing, programs, validate
 from .adapters import load_adapter
-from .blob import BlobStore, Program
+from .arguments import UNSET as _UNSET
+from .blob import BlobStore
 from .clock import Clock, IdSource, random_suffix, system_clock
 from .codec import encode_json
 from .convert import MessageLike
 from .convert import to_anthropic_messages as _to_anthropic
 from .convert import to_openai_input as _to_openai
-from .errors import MemoryConflictError, MemoryValidationError, PreconditionFailedError
+from .errors import MemoryValidationError
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
+from .shared import Shared
 
 if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
     from .adapters.claude_sessions import ClaudeSessionStore
     from .adapters.langgraph_checkpoints import MakersCheckpointSaver
     from .adapters.langgraph_store import MakersLangGraphStore
     from .adapters.openai_sessions import OpenAISession
 
-T = TypeVar("T")
-_ATTEMPTS = 50
-_UNSET: Any = object()
-
-
-class _Shared:
-    """What a store and every store bound from it share."""
-
-    def __init__(
-        self, blobs: BlobStore, clock: Clock, ids: IdSource, location: StoreLocation | None
-    ) -> None:
-        self.blobs = blobs
-        self.clock = clock
-        self.ids = ids
-        self.location = location
-        self.closed = False
-        #: adapters built once per store (``langgraph_checkpointer``, ...)
-        self.adapters: dict[str, Any] = {}
-
-    async def run(self, make: Callable[[], Program[T]], *, write: bool) -> T:
-        for attempt in range(_ATTEMPTS):
-            try:
-                return await self.blobs.run(make(), write=write)
-            except PreconditionFailedError:
-                if attempt == _ATTEMPTS - 1:
-                    raise MemoryConflictError(
-                        f"gave up after {_ATTEMPTS} attempts: other writers kept changing "
-                        "the same conversation"
-                    ) from None
-                await asyncio.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-        raise AssertionError("unreachable")
-
-
 class StateStore:
     """A JSON key-value store bound to one conversation."""
 
-    def __init__(self, shared: _Shared, conversation_id: str) -> None:
+    def __init__(self, shared: Shared, conversation_id: str) -> None:
         self._shared = shared
         self.conversation_id = conversation_id
 
@@ -105,7 +82,8 @@ class ContextStore:
     """``context.store``: conversations, messages and state over a Blob store.
 
     Create one with :func:`makers_store.open_store`; ``bind(conversation_id)``
-    gives the store an agent sees as ``ctx.store``, whose ``state`` works.
+    gives the store an agent sees as ``ctx.store``, whose ``state`` works and
+    whose methods default ``conversation_id`` to the bound one.
     """
 
     def __init__(
@@ -116,8 +94,9 @@ class ContextStore:
         ids: IdSource | None = None,
         location: StoreLocation | None = None,
     ) -> None:
-        self._shared = _Shared(blobs, clock or system_clock, ids or random_suffix, location)
+        self._shared = Shared(blobs, clock or system_clock, ids or random_suffix, location)
         self._conversation_id: str | None = None
+        self._run_id: str | None = None
         self._owner = True
 
     # --- wiring ------------------------------------------------------------
@@ -137,11 +116,21 @@ class ContextStore:
         """The conversation this store is bound to, if any."""
         return self._conversation_id
 
-    def bind(self, conversation_id: str) -> ContextStore:
-        """A store over the same data, bound to ``conversation_id``."""
+    @property
+    def run_id(self) -> str | None:
+        """The agent run this store was bound in (``bind(..., run_id=)``), if any."""
+        return self._run_id
+
+    def bind(self, conversation_id: str | None, *, run_id: str | None = None) -> ContextStore:
+        """A store over the same data, bound to ``conversation_id`` and to the
+        run ``run_id``. ``None`` gives an unbound view (``ctx.store`` of a
+        request without a conversation): its ``state`` raises."""
         bound = object.__new__(ContextStore)
         bound._shared = self._shared
-        bound._conversation_id = validate.conversation_id(conversation_id)
+        bound._conversation_id = (
+            None if conversation_id is None else validate.conversation_id(conversation_id)
+        )
+        bound._run_id = None if run_id is None else validate.identifier(run_id, "run_id")
         bound._owner = False
         return bound
 
@@ -176,21 +165,22 @@ class ContextStore:
         await self.close()
 
     # --- messages ----------------------------------------------------------
+    # Parameters are positional-or-keyword in the platform's order; on a bound
+    # store ``conversation_id`` may be omitted (see makers_store.arguments).
 
     async def append_message(
         self,
-        *,
-        conversation_id: str,
-        role: Role | str,
-        content: Any,
+        conversation_id: str | None = None,
+        role: Role | str = _UNSET,
+        content: Any = _UNSET,
         metadata: dict[str, Any] | None = None,
         user_id: str | None = None,
     ) -> str:
         """Append a message, creating the conversation if missing; returns its id."""
         new = appends.NewMessage(
-            conversation_id=validate.conversation_id(conversation_id),
-            role=validate.role(role),
-            content_json=validate.content_json(content),
+            conversation_id=self._cid(conversation_id),
+            role=validate.role(arguments.required(role, "role")),
+            content_json=validate.content_json(arguments.required(content, "content")),
             metadata_json=validate.metadata_json(metadata),
             user_id=validate.optional_user_id(user_id),
             now=self._shared.clock(),
@@ -201,19 +191,19 @@ class ContextStore:
 
     async def append_messages(
         self,
-        *,
-        conversation_id: str,
-        messages: Sequence[Mapping[str, Any]],
+        conversation_id: str | None = None,
+        messages: Sequence[Mapping[str, Any]] = _UNSET,
         user_id: str | None = None,
     ) -> list[str]:
         """Append several ``{role, content, metadata?}`` messages in one unit of
         work (one transaction where the backend has them); returns their ids.
         An addition to the platform's API, for batch writers such as adapters."""
-        cid = validate.conversation_id(conversation_id)
+        cid = self._cid(conversation_id)
         uid = validate.optional_user_id(user_id)
+        batch = validate.message_batch(arguments.required(messages, "messages"))
         now = self._shared.clock()
         news = []
-        for index, item in enumerate(validate.message_batch(messages)):
+        for index, item in enumerate(batch):
             with validate.item_context(f"messages[{index}]"):
                 news.append(
                     appends.NewMessage(
@@ -231,15 +221,14 @@ class ContextStore:
 
     async def get_messages(
         self,
-        *,
-        conversation_id: str,
+        conversation_id: str | None = None,
         limit: int = 20,
         order: Order | str = "asc",
         after: str | None = None,
         before: str | None = None,
     ) -> list[Message]:
         """A page of messages; ``after``/``before`` are message ids."""
-        cid = validate.conversation_id(conversation_id)
+        cid = self._cid(conversation_id)
         count = validate.limit(limit)
         direction = validate.order(order)
         validate.exclusive_cursors(after, before)
@@ -259,15 +248,19 @@ class ContextStore:
 
     async def update_message(
         self,
-        *,
-        conversation_id: str,
-        message_id: str,
+        conversation_id: str | None = None,
+        message_id: str | None = None,
         content: Any = _UNSET,
         metadata: dict[str, Any] | None = _UNSET,
     ) -> Message:
-        """Replace the content and/or the whole metadata of one message."""
-        cid = validate.conversation_id(conversation_id)
-        mid = validate.message_id(message_id)
+        """Replace the content and/or the whole metadata of one message. Also
+        ``update_message(message_id, content=..., metadata=...)`` on a bound store."""
+        cid, mid = arguments.message_target(
+            self._conversation_id,
+            conversation_id,
+            message_id,
+            usage="update_message(message_id, content=..., metadata=...)",
+        )
         content_json = None if content is _UNSET else validate.content_json(content)
         metadata_json = None if metadata is _UNSET else validate.metadata_json(metadata)
         seq = keys.seq_of_message_id(mid)
@@ -277,28 +270,30 @@ class ContextStore:
             write=True,
         )
 
-    async def delete_message(self, *, conversation_id: str, message_id: str) -> None:
-        """Delete one message."""
-        cid = validate.conversation_id(conversation_id)
-        mid = validate.message_id(message_id)
+    async def delete_message(
+        self, conversation_id: str | None = None, message_id: str | None = None
+    ) -> None:
+        """Delete one message. Also ``delete_message(message_id)`` on a bound store."""
+        cid, mid = arguments.message_target(
+            self._conversation_id, conversation_id, message_id, usage="delete_message(message_id)"
+        )
         seq = keys.seq_of_message_id(mid)
         await self._shared.run(lambda: programs.delete_message(cid, mid, seq), write=True)
 
-    async def clear_messages(self, *, conversation_id: str) -> None:
+    async def clear_messages(self, conversation_id: str | None = None) -> None:
         """Delete every message; the conversation and its metadata stay."""
-        cid = validate.conversation_id(conversation_id)
+        cid = self._cid(conversation_id)
         await self._shared.run(lambda: programs.clear_messages(cid), write=True)
 
     # --- conversations -----------------------------------------------------
 
-    async def get_conversation(self, *, conversation_id: str) -> ConversationMeta | None:
+    async def get_conversation(self, conversation_id: str | None = None) -> ConversationMeta | None:
         """The conversation's meta, or None if it does not exist."""
-        cid = validate.conversation_id(conversation_id)
+        cid = self._cid(conversation_id)
         return await self._shared.run(lambda: programs.get_conversation(cid), write=False)
 
     async def list_conversations(
         self,
-        *,
         limit: int = 20,
         order: Order | str = "desc",
         after: str | None = None,
@@ -327,17 +322,20 @@ class ContextStore:
         )
 
     async def update_conversation(
-        self, *, conversation_id: str, metadata: dict[str, Any]
+        self, conversation_id: str | None = None, metadata: dict[str, Any] = _UNSET
     ) -> ConversationMeta:
         """Shallow-merge ``metadata``; a value of None deletes that key."""
-        cid = validate.conversation_id(conversation_id)
-        patch = validate.metadata_patch(metadata)
+        cid = self._cid(conversation_id)
+        patch = validate.metadata_patch(arguments.required(metadata, "metadata"))
         return await self._shared.run(lambda: programs.update_conversation(cid, patch), write=True)
 
-    async def delete_conversation(self, *, conversation_id: str) -> None:
+    async def delete_conversation(self, conversation_id: str | None = None) -> None:
         """Delete the conversation and everything it owns. Not recoverable."""
-        cid = validate.conversation_id(conversation_id)
+        cid = self._cid(conversation_id)
         await self._shared.run(lambda: programs.delete_conversation(cid), write=True)
+
+    def _cid(self, given: str | None) -> str:
+        return arguments.conversation(self._conversation_id, given)
 
     # --- conversions (synchronous) ----------------------------------------
 
@@ -355,10 +353,10 @@ class ContextStore:
         """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
         return load_adapter("claude_sessions").ClaudeSessionStore(self)  # type: ignore[no-any-return]
 
-    async def claude_session_binding(self, conversation_id: str) -> str:
+    async def claude_session_binding(self, conversation_id: str | None = None) -> str:
         """The Claude session id (a UUID) of ``conversation_id``: the id itself
         if it is a UUID, else one generated once and persisted."""
-        cid = validate.conversation_id(conversation_id)
+        cid = self._cid(conversation_id)
         module = load_adapter("claude_sessions")
         return await module.session_binding(self, cid)  # type: ignore[no-any-return]
 
@@ -367,6 +365,34 @@ class ContextStore:
         (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
         module = load_adapter("openai_sessions")
         return module.OpenAISession(self, session_id, max_items=max_items)  # type: ignore[no-any-return]
+
+    # The Claude SDK's SessionStore protocol on the store itself, so that
+    # ``session_store=ctx.store`` works as the platform's Python doc shows.
+    # Each call delegates to claude_session_store(): same data, same rules.
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """``SessionStore.append``: ``claude_session_store().append(key, entries)``."""
+        await self.claude_session_store().append(key, entries)
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """``SessionStore.load``: ``claude_session_store().load(key)``."""
+        return await self.claude_session_store().load(key)
+
+    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        """``SessionStore.list_sessions``, delegated to ``claude_session_store()``."""
+        return await self.claude_session_store().list_sessions(project_key)
+
+    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """``SessionStore.list_session_summaries``, delegated to ``claude_session_store()``."""
+        return await self.claude_session_store().list_session_summaries(project_key)
+
+    async def delete(self, key: SessionKey) -> None:
+        """``SessionStore.delete`` (a Claude session, not a conversation), delegated."""
+        await self.claude_session_store().delete(key)
+
+    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        """``SessionStore.list_subkeys``, delegated to ``claude_session_store()``."""
+        return await self.claude_session_store().list_subkeys(key)
 
     @property
     def langgraph_checkpointer(self) -> MakersCheckpointSaver:

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .api import _UNSET, ContextStore, StateStore
+from .api import ContextStore, StateStore
+from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .convert import MessageLike
 from .location import StoreLocation
@@ -17,6 +18,14 @@ from .models import ConversationMeta, ListConversationsResult, Message, Order, R
 from .portal import Portal
 
 if TYPE_CHECKING:
+    from claude_agent_sdk.types import (
+        SessionKey,
+        SessionListSubkeysKey,
+        SessionStoreEntry,
+        SessionStoreListEntry,
+        SessionSummaryEntry,
+    )
+
     from .adapters.claude_sessions import ClaudeSessionStore
     from .adapters.langgraph_checkpoints import MakersCheckpointSaver
     from .adapters.langgraph_store import MakersLangGraphStore
@@ -78,8 +87,12 @@ class SyncContextStore:
     def conversation_id(self) -> str | None:
         return self._async.conversation_id
 
-    def bind(self, conversation_id: str) -> SyncContextStore:
-        return SyncContextStore(self._async.bind(conversation_id), self._portal)
+    @property
+    def run_id(self) -> str | None:
+        return self._async.run_id
+
+    def bind(self, conversation_id: str | None, *, run_id: str | None = None) -> SyncContextStore:
+        return SyncContextStore(self._async.bind(conversation_id, run_id=run_id), self._portal)
 
     @property
     def state(self) -> SyncStateStore:
@@ -123,47 +136,48 @@ class SyncContextStore:
     ) -> None:
         self.close()
 
-    def append_message(self, *, conversation_id: str, role: Role | str, content: Any, metadata: dict[str, Any] | None=None, user_id: str | None=None) -> str:
+    def append_message(self, conversation_id: str | None=None, role: Role | str=_UNSET, content: Any=_UNSET, metadata: dict[str, Any] | None=None, user_id: str | None=None) -> str:
         """Append a message, creating the conversation if missing; returns its id."""
-        return self._portal.call(self._async.append_message(conversation_id=conversation_id, role=role, content=content, metadata=metadata, user_id=user_id))
+        return self._portal.call(self._async.append_message(conversation_id, role, content, metadata, user_id))
 
-    def append_messages(self, *, conversation_id: str, messages: Sequence[Mapping[str, Any]], user_id: str | None=None) -> list[str]:
+    def append_messages(self, conversation_id: str | None=None, messages: Sequence[Mapping[str, Any]]=_UNSET, user_id: str | None=None) -> list[str]:
         """Append several ``{role, content, metadata?}`` messages in one unit of
 work (one transaction where the backend has them); returns their ids.
 An addition to the platform's API, for batch writers such as adapters."""
-        return self._portal.call(self._async.append_messages(conversation_id=conversation_id, messages=messages, user_id=user_id))
+        return self._portal.call(self._async.append_messages(conversation_id, messages, user_id))
 
-    def get_messages(self, *, conversation_id: str, limit: int=20, order: Order | str='asc', after: str | None=None, before: str | None=None) -> list[Message]:
+    def get_messages(self, conversation_id: str | None=None, limit: int=20, order: Order | str='asc', after: str | None=None, before: str | None=None) -> list[Message]:
         """A page of messages; ``after``/``before`` are message ids."""
-        return self._portal.call(self._async.get_messages(conversation_id=conversation_id, limit=limit, order=order, after=after, before=before))
+        return self._portal.call(self._async.get_messages(conversation_id, limit, order, after, before))
 
-    def update_message(self, *, conversation_id: str, message_id: str, content: Any=_UNSET, metadata: dict[str, Any] | None=_UNSET) -> Message:
-        """Replace the content and/or the whole metadata of one message."""
-        return self._portal.call(self._async.update_message(conversation_id=conversation_id, message_id=message_id, content=content, metadata=metadata))
+    def update_message(self, conversation_id: str | None=None, message_id: str | None=None, content: Any=_UNSET, metadata: dict[str, Any] | None=_UNSET) -> Message:
+        """Replace the content and/or the whole metadata of one message. Also
+``update_message(message_id, content=..., metadata=...)`` on a bound store."""
+        return self._portal.call(self._async.update_message(conversation_id, message_id, content, metadata))
 
-    def delete_message(self, *, conversation_id: str, message_id: str) -> None:
-        """Delete one message."""
-        return self._portal.call(self._async.delete_message(conversation_id=conversation_id, message_id=message_id))
+    def delete_message(self, conversation_id: str | None=None, message_id: str | None=None) -> None:
+        """Delete one message. Also ``delete_message(message_id)`` on a bound store."""
+        return self._portal.call(self._async.delete_message(conversation_id, message_id))
 
-    def clear_messages(self, *, conversation_id: str) -> None:
+    def clear_messages(self, conversation_id: str | None=None) -> None:
         """Delete every message; the conversation and its metadata stay."""
-        return self._portal.call(self._async.clear_messages(conversation_id=conversation_id))
+        return self._portal.call(self._async.clear_messages(conversation_id))
 
-    def get_conversation(self, *, conversation_id: str) -> ConversationMeta | None:
+    def get_conversation(self, conversation_id: str | None=None) -> ConversationMeta | None:
         """The conversation's meta, or None if it does not exist."""
-        return self._portal.call(self._async.get_conversation(conversation_id=conversation_id))
+        return self._portal.call(self._async.get_conversation(conversation_id))
 
-    def list_conversations(self, *, limit: int=20, order: Order | str='desc', after: str | None=None, before: str | None=None, user_id: str | None=None) -> ListConversationsResult:
+    def list_conversations(self, limit: int=20, order: Order | str='desc', after: str | None=None, before: str | None=None, user_id: str | None=None) -> ListConversationsResult:
         """A page of conversations by ``last_message_at``, optionally one user's."""
-        return self._portal.call(self._async.list_conversations(limit=limit, order=order, after=after, before=before, user_id=user_id))
+        return self._portal.call(self._async.list_conversations(limit, order, after, before, user_id))
 
-    def update_conversation(self, *, conversation_id: str, metadata: dict[str, Any]) -> ConversationMeta:
+    def update_conversation(self, conversation_id: str | None=None, metadata: dict[str, Any]=_UNSET) -> ConversationMeta:
         """Shallow-merge ``metadata``; a value of None deletes that key."""
-        return self._portal.call(self._async.update_conversation(conversation_id=conversation_id, metadata=metadata))
+        return self._portal.call(self._async.update_conversation(conversation_id, metadata))
 
-    def delete_conversation(self, *, conversation_id: str) -> None:
+    def delete_conversation(self, conversation_id: str | None=None) -> None:
         """Delete the conversation and everything it owns. Not recoverable."""
-        return self._portal.call(self._async.delete_conversation(conversation_id=conversation_id))
+        return self._portal.call(self._async.delete_conversation(conversation_id))
 
     def to_anthropic_messages(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
         """``messages`` for the Anthropic Messages API (system turns left out)."""
@@ -177,7 +191,7 @@ An addition to the platform's API, for batch writers such as adapters."""
         """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
         return self._async.claude_session_store()
 
-    def claude_session_binding(self, conversation_id: str) -> str:
+    def claude_session_binding(self, conversation_id: str | None=None) -> str:
         """The Claude session id (a UUID) of ``conversation_id``: the id itself
 if it is a UUID, else one generated once and persisted."""
         return self._portal.call(self._async.claude_session_binding(conversation_id))
@@ -186,3 +200,27 @@ if it is a UUID, else one generated once and persisted."""
         """An OpenAI Agents SDK ``Session`` kept as this conversation's messages
 (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
         return self._async.openai_session(session_id, max_items)
+
+    def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """``SessionStore.append``: ``claude_session_store().append(key, entries)``."""
+        return self._portal.call(self._async.append(key, entries))
+
+    def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
+        """``SessionStore.load``: ``claude_session_store().load(key)``."""
+        return self._portal.call(self._async.load(key))
+
+    def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
+        """``SessionStore.list_sessions``, delegated to ``claude_session_store()``."""
+        return self._portal.call(self._async.list_sessions(project_key))
+
+    def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
+        """``SessionStore.list_session_summaries``, delegated to ``claude_session_store()``."""
+        return self._portal.call(self._async.list_session_summaries(project_key))
+
+    def delete(self, key: SessionKey) -> None:
+        """``SessionStore.delete`` (a Claude session, not a conversation), delegated."""
+        return self._portal.call(self._async.delete(key))
+
+    def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
+        """``SessionStore.list_subkeys``, delegated to ``claude_session_store()``."""
+        return self._portal.call(self._async.list_subkeys(key))

@@ -7,12 +7,19 @@ forgets it. A message that holds an SDK item looks like this::
 
     role      "user" / "assistant" / "system" / "tool", from the item (see role_of)
     content   the item itself, a dict, unchanged (get_items returns it JSON-equal)
-    metadata  {"openai_agents_item": true, "type": "<item type>"}
+    metadata  {"agent_sdk_session": true, "item_type": "<item type>", "run_id": "<turn>"}
 
-``type`` is the item's ``type`` field, or ``"message"`` for the short
-``{"role": ..., "content": ...}`` form. The marker is what the adapter
-recognises: messages the application appends itself to the same conversation
-(without it) are never returned, popped or cleared by the session.
+These are the platform's keys, so history code written for it (which keeps
+``item_type`` "message" and joins assistant fragments by ``run_id``) reads
+ours. ``item_type`` is the item's ``type`` field, or ``"message"`` for the
+short ``{"role": ..., "content": ...}`` form. ``run_id`` is the store's
+``run_id`` (``ctx.store`` in ``serve`` is bound to the request's run), or else
+one id made when the session object is, so the items one session object
+saves share it. The marker is what the adapter recognises: messages the
+application appends itself to the same conversation (without it) are never
+returned, popped or cleared by the session. Messages written by earlier
+versions carry ``{"openai_agents_item": true, "type": ...}`` instead; they are
+still session items (read, popped, trimmed, cleared), and are not rewritten.
 
 Items are encoded with the store's strict JSON codec (:mod:`makers_store.codec`):
 what ``json.dumps`` accepts without NaN or Infinity round-trips exactly.
@@ -37,8 +44,10 @@ if TYPE_CHECKING:
 
     from ..api import ContextStore
 
-#: metadata key that marks a message as an SDK session item
-MARKER = "openai_agents_item"
+#: metadata key that marks a message as an SDK session item (the platform's)
+MARKER = "agent_sdk_session"
+#: the marker earlier versions of this adapter wrote, still recognised
+LEGACY_MARKER = "openai_agents_item"
 _SCAN_BATCH = 200
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system"})
 #: item types the SDK writes on behalf of a tool (the results of calls)
@@ -71,9 +80,11 @@ def role_of(item: Mapping[str, Any]) -> str:
 
 
 def is_session_item(message: Message) -> bool:
-    """Whether ``message`` holds an SDK item (carries the marker)."""
+    """Whether ``message`` holds an SDK item (carries the marker, new or legacy)."""
     metadata = message.metadata
-    return isinstance(metadata, dict) and metadata.get(MARKER) is True
+    return isinstance(metadata, dict) and (
+        metadata.get(MARKER) is True or metadata.get(LEGACY_MARKER) is True
+    )
 
 
 class OpenAISession:
@@ -120,6 +131,8 @@ class OpenAISession:
             else coerce_session_settings(session_settings)
         )
         self._store = store
+        #: the turn the items this object saves belong to (metadata ``run_id``)
+        self.run_id = store.run_id or f"run_{store._shared.ids()}"
 
     def __repr__(self) -> str:
         return f"OpenAISession(session_id={self.session_id!r}, max_items={self.max_items!r})"
@@ -150,7 +163,7 @@ class OpenAISession:
                 {
                     "role": role_of(item),
                     "content": item,
-                    "metadata": {MARKER: True, "type": item_type(item)},
+                    "metadata": {MARKER: True, "item_type": item_type(item), "run_id": self.run_id},
                 }
             )
         # One unit of work per call; only a batch above append_messages' limit

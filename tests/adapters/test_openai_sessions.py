@@ -95,7 +95,8 @@ async def test_session_settings_are_honoured_like_sqlite_session(make_store: Mak
 
 async def test_items_render_as_messages_with_roles_and_marker(make_store: MakeStore) -> None:
     async with make_store() as store:
-        await store.openai_session("c").add_items(ITEMS)
+        session = store.openai_session("c")
+        await session.add_items(ITEMS)
         messages = await store.get_messages(conversation_id="c", limit=100)
     assert [m.role for m in messages] == [
         "user",
@@ -107,8 +108,12 @@ async def test_items_render_as_messages_with_roles_and_marker(make_store: MakeSt
         "user",
     ]
     assert [m.content for m in messages] == ITEMS
+    # The platform's keys (agent_sdk_session, item_type, run_id) replaced the
+    # adapter's own {"openai_agents_item": true, "type": ...}; one session object
+    # on an unbound store stamps one generated run id on everything it saves.
+    assert session.run_id.startswith("run_")
     assert [m.metadata for m in messages] == [
-        {MARKER: True, "type": kind}
+        {MARKER: True, "item_type": kind, "run_id": session.run_id}
         for kind in (
             "message",
             "reasoning",
@@ -306,7 +311,8 @@ async def test_the_model_remembers_across_fresh_sessions(tmp_path: Path) -> None
     call = second.first_call
     assert call is not None
     assert call.input == [*first_turn, {"role": "user", "content": "What is my name?"}]
-    assert [(m.role, m.metadata and m.metadata["type"]) for m in messages] == [
+    # metadata key renamed to the platform's "item_type" (was "type")
+    assert [(m.role, m.metadata and m.metadata["item_type"]) for m in messages] == [
         ("user", "message"),
         ("assistant", "message"),
         ("user", "message"),
