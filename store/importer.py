@@ -1,7 +1,8 @@
 """Import JSON lines written by :func:`makers_store.transfer.export_jsonl`.
 
 The file is read twice: first every line is validated (nothing is written if
-one is bad; the error names the line), then the records are written. Each
+one is bad; the error names the line; see :mod:`makers_store.import_records`),
+then the records are written. Each
 conversation in the file *replaces* the one with that id: afterwards its
 messages (with their ids and timestamps), metadata, users, state and adapter
 data are exactly the file's, and ``next_seq`` is recomputed from the message
@@ -12,25 +13,23 @@ makes them visible; index entries are moved with the meta.
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import binascii
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
 
-from . import keys, validate
+from . import keys
 from .blob import BlobStore, Program, delete, delete_many, list_keys, put
-from .codec import ConversationRecord, decode_json, encode_json, encode_message, encode_state
-from .errors import (
-    MemoryConflictError,
-    MemoryCorruptError,
-    MemoryValidationError,
-    PreconditionFailedError,
+from .codec import ConversationRecord
+from .import_records import (
+    MAX_BLOB_KEY_BYTES,
+    MAX_IMPORTED_SEQ,
+    Group,
+    ImportedConversation,
+    ImportedMessage,
+    KeyedRecord,
+    grouped,
+    validate_jsonl,
 )
 from .programs import (
-    MAX_MESSAGES,
     add_index_entries,
     index_keys,
     load_live_meta,
@@ -39,222 +38,12 @@ from .programs import (
     remove_index_entries,
     save_meta,
 )
-from .transfer import CHUNK_BYTES, FORMAT, VERSION, TransferCounts
+from .retry import DEFAULT_RETRY
+from .transfer import CHUNK_BYTES, TransferCounts
+
+__all__ = ["MAX_BLOB_KEY_BYTES", "MAX_IMPORTED_SEQ", "import_jsonl", "validate_jsonl"]
 
 _LIST_BATCH = 500
-_ATTEMPTS = 20
-
-
-# --- import: parsing and validation --------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Conversation:
-    cid: str
-    created_at: int
-    last_message_at: int
-    metadata: dict[str, Any]
-    user_ids: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class _Message:
-    cid: str
-    seq: int
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class _Keyed:
-    """A state value, adapter blob or outside blob: a key and its bytes."""
-
-    kind: str  # "state" | "adapter" | "blob"
-    cid: str | None
-    name: str
-    key: str
-    data: bytes
-
-
-_Record = _Conversation | _Message | _Keyed | None  # None: the header
-
-
-def _get(raw: dict[str, Any], name: str, kinds: type | tuple[type, ...], what: str) -> Any:
-    if name not in raw:
-        raise MemoryValidationError(f"{what} lacks the field {name!r}")
-    value = raw[name]
-    if not isinstance(value, kinds) or (isinstance(value, bool) and kinds is int):
-        raise MemoryValidationError(f"{what}: field {name!r} has the wrong type")
-    return value
-
-
-def _timestamp(raw: dict[str, Any], name: str, what: str) -> int:
-    value: int = _get(raw, name, int, what)
-    if value < 0:
-        raise MemoryValidationError(f"{what}: field {name!r} must not be negative")
-    return value
-
-
-def _data(raw: dict[str, Any], what: str) -> bytes:
-    try:
-        return base64.b64decode(_get(raw, "data_base64", str, what), validate=True)
-    except binascii.Error:
-        raise MemoryValidationError(f"{what}: data_base64 is not valid base64") from None
-
-
-def _parse(raw: Any) -> _Record:
-    if not isinstance(raw, dict):
-        raise MemoryValidationError("a line must hold a JSON object")
-    kind = raw.get("type")
-    what = f"a {kind} record" if isinstance(kind, str) else "the record"
-    if kind == "header":
-        if raw.get("format") != FORMAT or raw.get("version") != VERSION:
-            raise MemoryValidationError(f"not a {FORMAT} version {VERSION} header")
-        return None
-    if kind == "blob":
-        key = _get(raw, "key", str, what)
-        if not key or key.startswith((keys.CONVERSATIONS, "i/")):
-            raise MemoryValidationError(f"{what}: key {key!r} is inside conversations or indexes")
-        return _Keyed("blob", None, key, key, _data(raw, what))
-    cid = validate.conversation_id(_get(raw, "conversation_id", str, what))
-    if kind == "conversation":
-        metadata = _get(raw, "metadata", dict, what)
-        encode_json(metadata, argument="metadata")
-        users = _get(raw, "user_ids", list, what)
-        user_ids = [validate.identifier(uid, "user_ids[]") for uid in users]
-        if len(set(user_ids)) != len(user_ids):
-            raise MemoryValidationError(f"{what}: user_ids holds duplicates")
-        created = _timestamp(raw, "created_at", what)
-        last = _timestamp(raw, "last_message_at", what)
-        return _Conversation(cid, created, last, metadata, user_ids)
-    if kind == "message":
-        mid = validate.message_id(_get(raw, "message_id", str, what))
-        seq = keys.seq_of_message_id(mid)
-        if seq is None:
-            raise MemoryValidationError(f"{what}: message_id {mid!r} is not msg_<seq>_<suffix>")
-        updated = _timestamp(raw, "updated_at", what) if raw.get("updated_at") is not None else None
-        data = encode_message(
-            message_id=mid,
-            role=validate.role(_get(raw, "role", str, what)),
-            content_json=validate.content_json(raw.get("content")),
-            created_at=_timestamp(raw, "created_at", what),
-            metadata_json=validate.metadata_json(raw.get("metadata")),
-            updated_at=updated,
-        )
-        return _Message(cid, seq, data)
-    if kind == "state":
-        name = validate.state_key(_get(raw, "key", str, what))
-        if "value" not in raw:
-            raise MemoryValidationError(f"{what} lacks the field 'value'")
-        value = encode_state(encode_json(raw["value"], argument="value"))
-        return _Keyed("state", cid, name, keys.state_key(cid, name), value)
-    if kind == "adapter":
-        path = _get(raw, "path", str, what)
-        if not path:
-            raise MemoryValidationError(f"{what}: path must not be empty")
-        key = keys.adapters_prefix(cid) + path
-        return _Keyed("adapter", cid, path, key, _data(raw, what))
-    raise MemoryValidationError(f"unknown record type {kind!r}")
-
-
-def _records(source: Iterable[str | bytes]) -> Iterable[tuple[int, _Record]]:
-    for number, line in enumerate(source, 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, _parse(decode_json(line, what="the line"))
-        except (MemoryValidationError, MemoryCorruptError) as exc:
-            raise MemoryValidationError(f"line {number}: {exc}") from None
-
-
-@dataclass(slots=True)
-class _Group:
-    """What the file holds for one conversation (only what replacing needs)."""
-
-    cid: str
-    first_line: int
-    conversation: _Conversation | None = None
-    message_line: int = 0
-    seqs: set[int] = field(default_factory=set)
-    state_names: set[str] = field(default_factory=set)
-    adapter_paths: set[str] = field(default_factory=set)
-
-    def add(self, number: int, record: _Record) -> None:
-        if isinstance(record, _Conversation):
-            if self.conversation is not None:
-                raise MemoryValidationError(
-                    f"line {number}: a second conversation record for {self.cid!r}"
-                )
-            self.conversation = record
-        elif isinstance(record, _Message):
-            if record.seq in self.seqs:
-                raise MemoryValidationError(
-                    f"line {number}: a second message with sequence {record.seq} in {self.cid!r}"
-                )
-            if len(self.seqs) == MAX_MESSAGES:
-                raise MemoryValidationError(
-                    f"line {number}: conversation {self.cid!r} holds more than "
-                    f"{MAX_MESSAGES} messages"
-                )
-            self.message_line = self.message_line or number
-            self.seqs.add(record.seq)
-        elif isinstance(record, _Keyed):
-            seen = self.state_names if record.kind == "state" else self.adapter_paths
-            label = "state key" if record.kind == "state" else "adapter path"
-            if record.name in seen:
-                raise MemoryValidationError(
-                    f"line {number}: {label} {record.name!r} appears twice for {self.cid!r}"
-                )
-            seen.add(record.name)
-
-    def close(self) -> None:
-        if self.seqs and self.conversation is None:
-            raise MemoryValidationError(
-                f"line {self.message_line}: messages of conversation_id {self.cid!r} "
-                "but no conversation record for it"
-            )
-
-
-def _grouped(
-    source: Iterable[str | bytes],
-) -> Iterable[tuple[int, _Record, _Group | None, _Group | None]]:
-    """(line, record, its group, the group that just ended) per record,
-    checking that each conversation's records are contiguous and consistent;
-    a final item with record None reports the last group ending."""
-    started: set[str] = set()
-    outside_keys: set[str] = set()
-    group: _Group | None = None
-    number = 0
-    for number, record in _records(source):
-        cid = record.cid if record is not None else None
-        ended = None
-        if group is not None and group.cid != cid:
-            group.close()
-            ended, group = group, None
-        if cid is not None and group is None:
-            if cid in started:
-                raise MemoryValidationError(
-                    f"line {number}: the records of conversation_id {cid!r} must be contiguous"
-                )
-            started.add(cid)
-            group = _Group(cid, number)
-        if group is not None:
-            group.add(number, record)
-        elif isinstance(record, _Keyed):
-            if record.key in outside_keys:
-                raise MemoryValidationError(f"line {number}: blob {record.key!r} appears twice")
-            outside_keys.add(record.key)
-        yield number, record, group, ended
-    if group is not None:
-        group.close()
-    yield number + 1, None, None, group
-
-
-def validate_jsonl(source: Iterable[str | bytes]) -> int:
-    """Check every line without writing; returns the number of lines."""
-    last = 0
-    for number, _, _, _ in _grouped(source):
-        last = number
-    return last - 1
 
 
 # --- import: writing -------------------------------------------------------------
@@ -286,7 +75,7 @@ def _delete_unlisted(prefix: str, keep: Callable[[str], bool]) -> Program[None]:
         start_after = batch[-1].key
 
 
-def _commit(group: _Group) -> Program[None]:
+def _commit(group: Group) -> Program[None]:
     """Make the conversation exactly the file's: drop what the file lacks,
     then write meta (the commit point) and move its index entries."""
     cid = group.cid
@@ -322,15 +111,9 @@ def _commit(group: _Group) -> Program[None]:
 
 
 async def _run_retrying(blobs: BlobStore, make: Callable[[], Program[None]]) -> None:
-    for _ in range(_ATTEMPTS):
-        try:
-            await blobs.run(make(), write=True)
-            return
-        except PreconditionFailedError:
-            await asyncio.sleep(0.005)
-    raise MemoryConflictError(
-        f"gave up after {_ATTEMPTS} attempts: other writers kept changing the same conversation"
-    )
+    """Run a commit or preparation unit, again when a writer of the same
+    conversation got in between (the one retry policy of every store)."""
+    await DEFAULT_RETRY.run(lambda: blobs.run(make(), write=True))
 
 
 class _Writer:
@@ -362,18 +145,18 @@ async def import_jsonl(
     total = validate_jsonl(source())
     counts = TransferCounts()
     writer = _Writer(blobs)
-    for number, record, group, ended in _grouped(source()):
+    for number, record, group, ended in grouped(source()):
         if ended is not None:
             await writer.flush()
             await _run_retrying(blobs, partial(_commit, ended))
         if group is not None and group.first_line == number:
             await _run_retrying(blobs, partial(_prepare, group.cid))
-        if isinstance(record, _Conversation):
+        if isinstance(record, ImportedConversation):
             counts.conversations += 1
-        elif isinstance(record, _Message):
+        elif isinstance(record, ImportedMessage):
             counts.messages += 1
             await writer.put(keys.message_key(record.cid, record.seq), record.data)
-        elif isinstance(record, _Keyed):
+        elif isinstance(record, KeyedRecord):
             if record.kind == "state":
                 counts.state_entries += 1
             elif record.kind == "adapter":

@@ -1,0 +1,275 @@
+"""The records of an export file, parsed and checked before an import writes
+anything (:mod:`makers_store.importer`): every value must be one the public
+API would accept, every id and sequence one later calls keep working with,
+and every key one that stays inside its own conversation and that every
+backend can hold. Errors name the line.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import keys, validate
+from .codec import decode_json, encode_json, encode_message, encode_state, has_surrogate
+from .errors import MemoryCorruptError, MemoryValidationError
+from .programs import MAX_MESSAGES
+from .transfer import FORMAT, VERSION
+
+#: Highest sequence an imported message may carry: appends after the import
+#: must still get 10-digit ids (``msg_9999999999_x`` would make the next one 11
+#: digits, sorting before the rest); a billion is more than any store reaches.
+MAX_IMPORTED_SEQ = 10 ** (keys.SEQ_WIDTH - 1) - 1
+#: Adapter data lives under keys the adapters build from escaped segments:
+#: printable ASCII, no spaces.
+_ADAPTER_PATH = re.compile(r"[\x21-\x7e]+")
+#: S3's limit on a key, which every backend can hold.
+MAX_BLOB_KEY_BYTES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedConversation:
+    cid: str
+    created_at: int
+    last_message_at: int
+    metadata: dict[str, Any]
+    user_ids: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedMessage:
+    cid: str
+    seq: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedRecord:
+    """A state value, adapter blob or outside blob: a key and its bytes."""
+
+    kind: str  # "state" | "adapter" | "blob"
+    cid: str | None
+    name: str
+    key: str
+    data: bytes
+
+
+Record = ImportedConversation | ImportedMessage | KeyedRecord | None  # None: the header
+
+
+def _get(raw: dict[str, Any], name: str, kinds: type | tuple[type, ...], what: str) -> Any:
+    if name not in raw:
+        raise MemoryValidationError(f"{what} lacks the field {name!r}")
+    value = raw[name]
+    if not isinstance(value, kinds) or (isinstance(value, bool) and kinds is int):
+        raise MemoryValidationError(f"{what}: field {name!r} has the wrong type")
+    return value
+
+
+def _timestamp(raw: dict[str, Any], name: str, what: str) -> int:
+    value: int = _get(raw, name, int, what)
+    if not 0 <= value <= keys.RANK_MAX:
+        raise MemoryValidationError(
+            f"{what}: field {name!r} must be a time in milliseconds, 0..{keys.RANK_MAX}; "
+            f"got {value}"
+        )
+    return value
+
+
+def _seq(mid: str, what: str) -> int:
+    seq = keys.seq_of_message_id(mid)
+    if seq is None:
+        raise MemoryValidationError(f"{what}: message_id {mid!r} is not msg_<seq>_<suffix>")
+    if seq > MAX_IMPORTED_SEQ:
+        raise MemoryValidationError(
+            f"{what}: message_id {mid!r} has sequence {seq}; at most {MAX_IMPORTED_SEQ}, "
+            "so that later appends keep ids of the same width"
+        )
+    return seq
+
+
+def _blob_key(raw: dict[str, Any], what: str) -> str:
+    """A key outside conversations and indexes that every backend can hold."""
+    key: str = _get(raw, "key", str, what)
+    if not key or key.startswith((keys.CONVERSATIONS, "i/")):
+        raise MemoryValidationError(f"{what}: key {key!r} is inside conversations or indexes")
+    if has_surrogate(key) or any(unicodedata.category(ch) == "Cc" for ch in key):
+        raise MemoryValidationError(
+            f"{what}: key {key!r} holds a control character or a lone surrogate"
+        )
+    if len(key.encode("utf-8")) > MAX_BLOB_KEY_BYTES:
+        raise MemoryValidationError(
+            f"{what}: key must be at most {MAX_BLOB_KEY_BYTES} bytes of UTF-8"
+        )
+    return key
+
+
+def _adapter_path(raw: dict[str, Any], what: str) -> str:
+    path: str = _get(raw, "path", str, what)
+    if not _ADAPTER_PATH.fullmatch(path):
+        raise MemoryValidationError(
+            f"{what}: path {path!r} must be non-empty printable ASCII without spaces, "
+            "as the adapters write it"
+        )
+    return path
+
+
+def _data(raw: dict[str, Any], what: str) -> bytes:
+    try:
+        return base64.b64decode(_get(raw, "data_base64", str, what), validate=True)
+    except binascii.Error:
+        raise MemoryValidationError(f"{what}: data_base64 is not valid base64") from None
+
+
+def _parse(raw: Any) -> Record:
+    if not isinstance(raw, dict):
+        raise MemoryValidationError("a line must hold a JSON object")
+    kind = raw.get("type")
+    what = f"a {kind} record" if isinstance(kind, str) else "the record"
+    if kind == "header":
+        if raw.get("format") != FORMAT or raw.get("version") != VERSION:
+            raise MemoryValidationError(f"not a {FORMAT} version {VERSION} header")
+        return None
+    if kind == "blob":
+        key = _blob_key(raw, what)
+        return KeyedRecord("blob", None, key, key, _data(raw, what))
+    cid = validate.conversation_id(_get(raw, "conversation_id", str, what))
+    if kind == "conversation":
+        metadata = validate.conversation_metadata(_get(raw, "metadata", dict, what))
+        users = _get(raw, "user_ids", list, what)
+        user_ids = [validate.identifier(uid, "user_ids[]") for uid in users]
+        if len(set(user_ids)) != len(user_ids):
+            raise MemoryValidationError(f"{what}: user_ids holds duplicates")
+        created = _timestamp(raw, "created_at", what)
+        last = _timestamp(raw, "last_message_at", what)
+        return ImportedConversation(cid, created, last, metadata, user_ids)
+    if kind == "message":
+        mid = validate.message_id(_get(raw, "message_id", str, what))
+        seq = _seq(mid, what)
+        updated = _timestamp(raw, "updated_at", what) if raw.get("updated_at") is not None else None
+        data = encode_message(
+            message_id=mid,
+            role=validate.role(_get(raw, "role", str, what)),
+            content_json=validate.content_json(raw.get("content")),
+            created_at=_timestamp(raw, "created_at", what),
+            metadata_json=validate.metadata_json(raw.get("metadata")),
+            updated_at=updated,
+        )
+        return ImportedMessage(cid, seq, data)
+    if kind == "state":
+        name = validate.state_key(_get(raw, "key", str, what))
+        if "value" not in raw:
+            raise MemoryValidationError(f"{what} lacks the field 'value'")
+        value = encode_state(encode_json(raw["value"], argument="value"))
+        return KeyedRecord("state", cid, name, keys.state_key(cid, name), value)
+    if kind == "adapter":
+        path = _adapter_path(raw, what)
+        key = keys.adapters_prefix(cid) + path
+        return KeyedRecord("adapter", cid, path, key, _data(raw, what))
+    raise MemoryValidationError(f"unknown record type {kind!r}")
+
+
+def _records(source: Iterable[str | bytes]) -> Iterable[tuple[int, Record]]:
+    for number, line in enumerate(source, 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, _parse(decode_json(line, what="the line"))
+        except (MemoryValidationError, MemoryCorruptError) as exc:
+            raise MemoryValidationError(f"line {number}: {exc}") from None
+
+
+@dataclass(slots=True)
+class Group:
+    """What the file holds for one conversation (only what replacing needs)."""
+
+    cid: str
+    first_line: int
+    conversation: ImportedConversation | None = None
+    message_line: int = 0
+    seqs: set[int] = field(default_factory=set)
+    state_names: set[str] = field(default_factory=set)
+    adapter_paths: set[str] = field(default_factory=set)
+
+    def add(self, number: int, record: Record) -> None:
+        if isinstance(record, ImportedConversation):
+            if self.conversation is not None:
+                raise MemoryValidationError(
+                    f"line {number}: a second conversation record for {self.cid!r}"
+                )
+            self.conversation = record
+        elif isinstance(record, ImportedMessage):
+            if record.seq in self.seqs:
+                raise MemoryValidationError(
+                    f"line {number}: a second message with sequence {record.seq} in {self.cid!r}"
+                )
+            if len(self.seqs) == MAX_MESSAGES:
+                raise MemoryValidationError(
+                    f"line {number}: conversation {self.cid!r} holds more than "
+                    f"{MAX_MESSAGES} messages"
+                )
+            self.message_line = self.message_line or number
+            self.seqs.add(record.seq)
+        elif isinstance(record, KeyedRecord):
+            seen = self.state_names if record.kind == "state" else self.adapter_paths
+            label = "state key" if record.kind == "state" else "adapter path"
+            if record.name in seen:
+                raise MemoryValidationError(
+                    f"line {number}: {label} {record.name!r} appears twice for {self.cid!r}"
+                )
+            seen.add(record.name)
+
+    def close(self) -> None:
+        if self.seqs and self.conversation is None:
+            raise MemoryValidationError(
+                f"line {self.message_line}: messages of conversation_id {self.cid!r} "
+                "but no conversation record for it"
+            )
+
+
+def grouped(
+    source: Iterable[str | bytes],
+) -> Iterable[tuple[int, Record, Group | None, Group | None]]:
+    """(line, record, its group, the group that just ended) per record,
+    checking that each conversation's records are contiguous and consistent;
+    a final item with record None reports the last group ending."""
+    started: set[str] = set()
+    outside_keys: set[str] = set()
+    group: Group | None = None
+    number = 0
+    for number, record in _records(source):
+        cid = record.cid if record is not None else None
+        ended = None
+        if group is not None and group.cid != cid:
+            group.close()
+            ended, group = group, None
+        if cid is not None and group is None:
+            if cid in started:
+                raise MemoryValidationError(
+                    f"line {number}: the records of conversation_id {cid!r} must be contiguous"
+                )
+            started.add(cid)
+            group = Group(cid, number)
+        if group is not None:
+            group.add(number, record)
+        elif isinstance(record, KeyedRecord):
+            if record.key in outside_keys:
+                raise MemoryValidationError(f"line {number}: blob {record.key!r} appears twice")
+            outside_keys.add(record.key)
+        yield number, record, group, ended
+    if group is not None:
+        group.close()
+    yield number + 1, None, None, group
+
+
+def validate_jsonl(source: Iterable[str | bytes]) -> int:
+    """Check every line without writing; returns the number of lines."""
+    last = 0
+    for number, _, _, _ in grouped(source):
+        last = number
+    return last - 1
