@@ -3,47 +3,99 @@ byte formats of the records the store keeps (conversation meta, messages,
 state values).
 
 Strict JSON means: None, str, bool, finite int/float, lists (tuples are
-written as lists) and dicts with str keys. NaN, Infinity, cycles, non-str
-keys and any other type are rejected with :class:`MemoryValidationError`
-naming the argument.
+written as lists) and dicts with str keys, nested at most
+:data:`MAX_NESTING` levels, every string valid Unicode (no lone surrogates,
+which UTF-8 cannot encode), serialized to at most :data:`MAX_VALUE_BYTES`.
+NaN, Infinity, cycles, non-str keys and any other type are rejected with
+:class:`MemoryValidationError` naming the argument. Whatever is accepted can
+be stored, decoded again, exported and imported.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import MemoryCorruptError, MemoryValidationError
 from .models import ConversationMeta, Message
 
+#: Most levels of lists and dicts in one value (``[[1]]`` has two). Records
+#: wrap a value in two more levels, and Python's decoder gives up near its
+#: recursion limit (~1000 frames, shared with the caller's stack), so the
+#: limit keeps every accepted value decodable from any call depth.
+MAX_NESTING = 100
+#: Largest serialized value (UTF-8 bytes): the platform's 50 MB content limit,
+#: applied to every JSON value the store keeps unless a caller asks for less.
+MAX_VALUE_BYTES = 50 * 1024 * 1024
+
 _encoder = json.JSONEncoder(
     ensure_ascii=False, allow_nan=False, check_circular=True, separators=(",", ":")
 )
+_ascii_encoder = json.JSONEncoder(
+    ensure_ascii=True, allow_nan=False, check_circular=True, separators=(",", ":")
+)
 _decoder = json.JSONDecoder()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTAINERS = (dict, list, tuple)
+#: what export writes escaped so that no line reader splits a record
+_LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
-def encode_json(value: Any, *, argument: str) -> str:
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (the one str UTF-8 cannot encode)."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def encode_json(value: Any, *, argument: str, max_bytes: int = MAX_VALUE_BYTES) -> str:
     """Serialize ``value`` as strict JSON text or raise naming ``argument``."""
     if type(value) is str:
-        return _encoder.encode(value)
-    try:
         text = _encoder.encode(value)
-    except ValueError as exc:  # NaN/Infinity or a cycle
-        reason = str(exc)
-        if "Circular" in reason:
-            reason = "it contains a circular reference"
-        elif "compliant" in reason:
-            reason = "NaN and Infinity are not allowed"
-        raise MemoryValidationError(f"{argument} must be strict JSON: {reason}") from None
-    except TypeError as exc:
+    else:
+        try:  # first: the encoder finds cycles at once, whatever their width
+            text = _encoder.encode(value)
+        except ValueError as exc:  # NaN/Infinity or a cycle
+            reason = str(exc)
+            if "Circular" in reason:
+                reason = "it contains a circular reference"
+            elif "compliant" in reason:
+                reason = "NaN and Infinity are not allowed"
+            raise MemoryValidationError(f"{argument} must be strict JSON: {reason}") from None
+        except TypeError as exc:
+            raise MemoryValidationError(
+                f"{argument} must be strict JSON: {_type_reason(exc)}"
+            ) from None
+        except RecursionError:  # far deeper than MAX_NESTING
+            raise MemoryValidationError(_too_deep(argument)) from None
+        if isinstance(value, _CONTAINERS):
+            _check_structure(value, argument)
+    if has_surrogate(text):
         raise MemoryValidationError(
-            f"{argument} must be strict JSON: {_type_reason(exc)}"
-        ) from None
-    except RecursionError:
-        raise MemoryValidationError(f"{argument} must be strict JSON: nested too deeply") from None
-    _check_str_keys(value, argument)
+            f"{argument} must be valid Unicode: {_surrogate_place(value)} holds a lone "
+            "surrogate, which UTF-8 cannot encode"
+        )
+    # UTF-8 never takes more than 4 bytes per character; measure only when it could matter.
+    if len(text) * 4 > max_bytes:
+        size = len(text.encode("utf-8"))
+        if size > max_bytes:
+            raise MemoryValidationError(
+                f"{argument} must serialize to at most {max_bytes} bytes "
+                f"({_size_label(max_bytes)}), got {size}"
+            )
     return text
+
+
+def _size_label(size: int) -> str:
+    mib, kib = size / (1024 * 1024), size / 1024
+    return f"{mib:g} MB" if mib >= 1 else f"{kib:g} KB"
+
+
+def _too_deep(argument: str) -> str:
+    return (
+        f"{argument} must be strict JSON: nested too deeply "
+        f"(at most {MAX_NESTING} levels of lists and dicts)"
+    )
 
 
 def _type_reason(exc: TypeError) -> str:
@@ -51,10 +103,31 @@ def _type_reason(exc: TypeError) -> str:
     return text.replace("Object of type", "a value of type", 1) if text else "unsupported type"
 
 
-def _check_str_keys(value: Any, argument: str) -> None:
-    """json.dumps silently turns int/float/bool/None keys into strings; refuse them."""
-    if _all_keys_are_str(value):
-        return
+def _step(path: str, key: str) -> str:
+    return f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
+
+
+def _check_structure(value: Any, argument: str) -> None:
+    """Refuse what json.dumps takes but the store cannot keep: non-str keys
+    (which json.dumps silently turns into strings) and nesting deeper than
+    MAX_NESTING. One iterative walk over the containers only; the value has
+    been encoded, so it holds no cycle."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_NESTING:
+            raise MemoryValidationError(_too_deep(argument))
+        if isinstance(item, dict):
+            for key in item:
+                if type(key) is not str and not isinstance(key, str):
+                    _raise_key_error(value, argument)
+            children = item.values()
+        else:
+            children = item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, _CONTAINERS))
+
+
+def _raise_key_error(value: Any, argument: str) -> None:
     stack: list[tuple[Any, str]] = [(value, "$")]  # again, slowly, to name the place
     while stack:
         item, path = stack.pop()
@@ -65,24 +138,26 @@ def _check_str_keys(value: Any, argument: str) -> None:
                         f"{argument} must be strict JSON: object keys must be strings, "
                         f"found {type(key).__name__} key {key!r} at {path}"
                     )
-                stack.append((child, f"{path}.{key}"))
+                stack.append((child, _step(path, key)))
         elif isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
 
 
-def _all_keys_are_str(value: Any) -> bool:
-    """The fast walk: no paths, containers only."""
-    stack = [value]
+def _surrogate_place(value: Any) -> str:
+    """Where the first lone surrogate is, as ``the string at $.a[0]`` (slow; errors only)."""
+    stack: list[tuple[Any, str]] = [(value, "$")]
     while stack:
-        item = stack.pop()
+        item, path = stack.pop()
+        if isinstance(item, str) and has_surrogate(item):
+            return f"the string at {path}"
         if isinstance(item, dict):
-            for key in item:
-                if type(key) is not str and not isinstance(key, str):
-                    return False
-            stack.extend(child for child in item.values() if isinstance(child, dict | list | tuple))
+            for key, child in item.items():
+                if has_surrogate(key):
+                    return f"the key {key!r} at {path}"
+                stack.append((child, _step(path, key)))
         elif isinstance(item, list | tuple):
-            stack.extend(child for child in item if isinstance(child, dict | list | tuple))
-    return True
+            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
+    return "a string"
 
 
 def decode_json(data: bytes | str, *, what: str) -> Any:
@@ -90,11 +165,29 @@ def decode_json(data: bytes | str, *, what: str) -> Any:
         return _decoder.decode(data.decode("utf-8") if isinstance(data, bytes) else data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MemoryCorruptError(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise MemoryCorruptError(f"{what} is nested too deeply to decode") from None
 
 
 def dumps(value: Any) -> str:
     """Encode a value already known to be strict JSON (internal records)."""
     return _encoder.encode(value)
+
+
+def dumps_line(value: Any) -> str:
+    """Encode an export record as one line that is always valid UTF-8 and
+    that every line reader keeps whole: U+0085, U+2028 and U+2029, which
+    ``str.splitlines`` and some JSON-lines readers take for line breaks, are
+    escaped (JSON allows that, and outside ASCII they only occur in strings);
+    a lone surrogate stored before it was refused is written as a ``\\udXXX``
+    escape, which the importer then refuses naming the line, instead of bytes
+    no reader can decode."""
+    text = _encoder.encode(value)
+    if text.isascii():
+        return text
+    if has_surrogate(text):
+        return _ascii_encoder.encode(value)
+    return text.translate(_LINE_BREAKS)
 
 
 # --- records ---------------------------------------------------------------
@@ -220,7 +313,14 @@ def decode_messages(datas: list[bytes]) -> list[Message]:
     try:
         rows = _decoder.decode("[" + b",".join(datas).decode("utf-8") + "]")
         return [Message(r[1], r[2], r[7], r[3], r[6], r[4]) for r in rows]
-    except (UnicodeDecodeError, json.JSONDecodeError, IndexError, KeyError, TypeError):
+    except (
+        UnicodeDecodeError,
+        json.JSONDecodeError,
+        RecursionError,
+        IndexError,
+        KeyError,
+        TypeError,
+    ):
         return [decode_message(data) for data in datas]  # names the broken record
 
 

@@ -245,6 +245,7 @@ def _langgraph_namespace(path: str) -> tuple[str, ...]:
 #     R b/{stream}/{gen}/{seq}              one appended batch of entries
 #     R u/{stream}/{gen}/{uuid}             idempotency marker: seq of the batch holding uuid
 #     x/claude/p/{project}/{sid}            listing entry of a main transcript (derived)
+#     x/claude/t/{project}                  the project's mtime clock: the last mtime given
 #
 # ``{stream}`` is ``m`` for the main transcript and ``s`` + escaped subpath for
 # a subagent's; ``{project}``, ``{sid}``, ``{uuid}`` are escaped, ``{gen}`` is
@@ -309,6 +310,10 @@ def claude_project_entry(project: str, sid: str) -> str:
 
 def claude_session_of_project_entry(key: str) -> str:
     return last_segment(key)
+
+
+def claude_clock_key(project: str) -> str:
+    return f"x/claude/t/{escape(project)}"
 
 
 # --- LangGraph checkpoints -------------------------------------------------

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from . import keys
+from . import keys, validate
 from .blob import BlobInfo, Entry, Op, Program, delete, delete_many, get, list_keys, put, scan
 from .codec import (
     ConversationRecord,
@@ -233,7 +233,7 @@ def _find_message(
     message = decode_message(blob.data) if blob is not None else None
     if record is None or blob is None or message is None or message.message_id != message_id:
         raise MemoryNotFoundError(
-            f"message_id {message_id!r} is not a message of conversation_id {cid!r}"
+            f"message_id {message_id!r} not found in conversation_id {cid!r}"
         )
     return record, etag, message, blob.etag
 
@@ -323,12 +323,14 @@ def get_conversation(cid: str) -> Program[ConversationMeta | None]:
 def update_conversation(cid: str, patch: dict[str, Any]) -> Program[ConversationMeta]:
     record, etag = yield from load_live_meta(cid)
     if record is None:
-        raise MemoryNotFoundError(f"conversation_id {cid!r} does not exist")
+        raise MemoryNotFoundError(f"conversation_id {cid!r} not found")
+    stored = dict(record.metadata)
     for key, value in patch.items():
         if value is None:
             record.metadata.pop(key, None)
         else:
             record.metadata[key] = value
+    validate.merged_metadata(record.metadata, stored)
     yield from save_meta(cid, record, etag)
     return record.public()
 

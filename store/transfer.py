@@ -30,7 +30,7 @@ from typing import Any
 from . import keys, validate
 from .admin import is_live, iter_conversations
 from .blob import BlobStore, Entry, Program, list_keys, scan
-from .codec import ConversationRecord, decode_message, decode_state, dumps
+from .codec import ConversationRecord, decode_message, decode_state, dumps_line
 from .errors import MemoryNotFoundError
 from .programs import load_meta
 
@@ -159,7 +159,7 @@ async def export_jsonl(
             raise MemoryNotFoundError(f"conversation_id {cid!r} does not exist")
 
     def emit(record: dict[str, Any]) -> None:
-        write(dumps(record) + "\n")
+        write(dumps_line(record) + "\n")
 
     counts = TransferCounts()
     emit({"type": "header", "format": FORMAT, "version": VERSION})

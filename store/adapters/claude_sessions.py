@@ -122,7 +122,7 @@ def _decode_batches(batches: Sequence[bytes]) -> list[SessionStoreEntry]:
     try:
         parts = [data[data.index(b"\n") + 2 : -1] for data in batches]
         return cast("list[SessionStoreEntry]", json.loads(b"[" + b",".join(parts) + b"]"))
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: stored before the nesting limit
         raise MemoryCorruptError("a Claude session batch is corrupt") from exc
 
 
@@ -235,8 +235,8 @@ def _commit(
         if isinstance(entry_uuid, str):
             yield from put(place.marker(head.gen, entry_uuid), str(seq).encode())
     head.next = seq + 1
-    head.mtime = max(call.now, head.mtime)
     if place.is_main:
+        head.mtime = yield from _next_mtime(place.project, call.now)
         prev: SessionSummaryEntry | None = None
         if head.summary is not None:
             prev = {"session_id": place.sid, "mtime": head.mtime, "data": head.summary}
@@ -244,7 +244,35 @@ def _commit(
         head.summary = folded["data"]
         # Listing entry first: a committed main transcript is always listed.
         yield from put(keys.claude_project_entry(place.project, place.sid), b"")
+    else:
+        head.mtime = max(call.now, head.mtime + 1)
     yield from put(place.head_key, head.encode(), if_match=etag, if_none_match=etag is None)
+
+
+def _next_mtime(project: str, now: int) -> Generator[Op, Any, int]:
+    """The mtime of a main-transcript commit: above every mtime the project
+    has given (its clock blob, advanced with if-match / if-none-match), so
+    mtimes are strictly increasing across sessions, store objects and
+    processes, and the SDK's newest-first listing follows commit order; a
+    racing commit fails the condition and its unit runs again."""
+    clock = yield from get(keys.claude_clock_key(project))
+    last = 0 if clock is None else _clock_value(clock)
+    mtime = max(now, last + 1)
+    etag = None if clock is None else clock.etag
+    yield from put(
+        keys.claude_clock_key(project),
+        str(mtime).encode(),
+        if_match=etag,
+        if_none_match=etag is None,
+    )
+    return mtime
+
+
+def _clock_value(blob: Blob) -> int:
+    try:
+        return int(blob.data)
+    except ValueError as exc:
+        raise MemoryCorruptError(f"Claude session clock {blob.key!r} is corrupt") from exc
 
 
 def _load(place: _Place) -> Program[list[SessionStoreEntry] | None]:

@@ -48,11 +48,12 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     CheckpointTuple,
     PendingWrite,
-    get_serializable_checkpoint_metadata,
+    get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from makers_store import keys, validate
+from makers_store.codec import has_surrogate
 from makers_store.errors import MemoryValidationError
 
 from . import langgraph_checkpoint_programs as programs
@@ -78,6 +79,17 @@ def _thread(value: Any, argument: str) -> str:
     if value is None:
         raise MemoryValidationError(f"{argument} is required")
     return validate.identifier(str(value), argument)
+
+
+def _text(value: Any, argument: str) -> str:
+    """A name that goes into keys or record headers: UTF-8 must encode it."""
+    text = str(value)
+    if has_surrogate(text):
+        raise MemoryValidationError(
+            f"{argument} must be valid Unicode: {text!r} holds a lone surrogate, "
+            "which UTF-8 cannot encode"
+        )
+    return text
 
 
 def _checkpoint_id(value: Any, argument: str) -> str:
@@ -258,11 +270,14 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
     ) -> RunnableConfig:
         conf = _configurable(config, "config")
         thread_id = _thread(conf.get("thread_id"), "thread_id")
-        ns = str(conf.get("checkpoint_ns") or "")
+        ns = _text(conf.get("checkpoint_ns") or "", "checkpoint_ns")
         checkpoint_id = _checkpoint_id(checkpoint.get("id"), 'checkpoint["id"]')
         parent = conf.get("checkpoint_id")
         checkpoint_type, checkpoint_bytes = self.serde.dumps_typed(checkpoint)
-        saved_metadata = get_serializable_checkpoint_metadata(config, metadata)
+        # The whole metadata, ``writes`` included, as SqliteSaver and InMemorySaver
+        # keep it (so ``list(filter={"writes": ...})`` finds it): the serde
+        # stores any value, unlike the JSON columns the serializable variant is for.
+        saved_metadata = get_checkpoint_metadata(config, metadata)
         metadata_type, metadata_bytes = self.serde.dumps_typed(saved_metadata)
         run = saved_metadata.get("run_id")
         run_id = run if isinstance(run, str) and run else None
@@ -295,12 +310,15 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
     ) -> None:
         conf = _configurable(config, "config")
         thread_id = _thread(conf.get("thread_id"), "thread_id")
-        ns = str(conf.get("checkpoint_ns") or "")
+        ns = _text(conf.get("checkpoint_ns") or "", "checkpoint_ns")
         checkpoint_id = _checkpoint_id(
             conf.get("checkpoint_id"), 'config["configurable"]["checkpoint_id"]'
         )
+        task_id = _text(task_id, "task_id")
+        task_path = _text(task_path, "task_path")
         records = []
         for index, (channel, value) in enumerate(writes):
+            _text(channel, f"writes[{index}] channel")
             idx = WRITES_IDX_MAP.get(channel, index)
             value_type, value_bytes = self.serde.dumps_typed(value)
             header = {
@@ -381,8 +399,29 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
     ) -> None:
         self._call(self.aput_writes(config, writes, task_id, task_path))
 
-    def delete_thread(self, thread_id: str) -> None:
-        self._call(self.adelete_thread(thread_id))
+    def delete_thread(self, thread_id: str) -> Any:
+        """Delete the thread's checkpoints and writes. Called from a thread with
+        no event loop it blocks until done (returns None). Called on a running
+        loop, where blocking would deadlock and the platform's docs write
+        ``await checkpointer.delete_thread(cid)``, it schedules
+        :meth:`adelete_thread` and returns the ``asyncio.Task``: awaiting it
+        waits for the deletion, which runs even if nobody awaits it. (``Any``,
+        not ``Task | None``, so that both call styles type-check for callers.)"""
+        import asyncio  # only this method needs it (the rest goes through SyncBridge)
+
+        thread = _thread(thread_id, "thread_id")  # a bad id raises here, not in the task
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._call(self.adelete_thread(thread))
+            return None
+        task = loop.create_task(self.adelete_thread(thread))
+        # The loop keeps only weak references to tasks: hold this one until it
+        # is done, so an un-awaited deletion is not collected half-way.
+        pending: set[asyncio.Task[None]] = self.__dict__.setdefault("_deletions", set())
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        return task
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         self._call(self.acopy_thread(source_thread_id, target_thread_id))

@@ -15,7 +15,8 @@ Time is the store's injectable clock (milliseconds). Expired items are
 invisible at once; reads with ``refresh_ttl`` extend the TTL of what they
 return (a second, write unit, so plain reads stay read-only); ``sweep_ttl``
 / ``asweep_ttl`` delete expired items and ``start_ttl_sweeper`` runs that
-periodically, like AsyncPostgresStore.
+periodically, called from async code as AsyncPostgresStore's (``await`` it
+for the task) or from sync code as SqliteStore's (a future).
 
 The synchronous methods (``batch`` and the BaseStore helpers over it,
 ``sweep_ttl``) run their coroutine on the store's home event loop (the one it
@@ -31,7 +32,7 @@ while it may hold what the call needs, so they raise
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import concurrent.futures
 import functools
 import logging
 import math
@@ -55,10 +56,11 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ..codec import dumps, encode_json
+from ..codec import dumps, encode_json, has_surrogate
 from ..errors import MemoryValidationError, StoreError, SyncCallInEventLoopError
 from . import langgraph_store_programs as programs
 from .langgraph_store_records import check_filter
+from .langgraph_store_sweeper import follow, running_loop, stopped, waited
 from .sync_bridge import SyncBridge
 
 if TYPE_CHECKING:
@@ -123,19 +125,38 @@ class MakersLangGraphStore(BaseStore):
         self._bridge.remember_loop()
         return await self._sweep()
 
-    async def start_ttl_sweeper(
+    def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None
-    ) -> asyncio.Task[None]:
+    ) -> asyncio.Future[asyncio.Task[None]] | concurrent.futures.Future[None]:
         """Sweep every ``sweep_interval_minutes`` (default: the TTL config's
-        ``sweep_interval_minutes``, else 5) on the running loop until
-        :meth:`stop_ttl_sweeper`; returns the task (already running: the same one)."""
-        self._bridge.remember_loop()
-        if self._sweeper is not None and not self._sweeper.done():
-            return self._sweeper
+        ``sweep_interval_minutes``, else 5) until :meth:`stop_ttl_sweeper`.
+
+        One method for both of LangGraph's styles. On a running event loop
+        (``AsyncPostgresStore``'s style) the sweeper starts there at once and
+        ``await store.start_ttl_sweeper()`` gives its task (already running:
+        the same one). From synchronous code (``SqliteStore``'s style) it starts
+        where the sync methods run and returns a ``concurrent.futures.Future``
+        that ends with the sweeper; cancelling it stops the sweeper. Neither
+        returns a coroutine, so nothing is left un-awaited."""
         configured = (self.ttl_config or {}).get("sweep_interval_minutes")
         interval = float(sweep_interval_minutes or configured or 5)
         if not math.isfinite(interval) or interval <= 0:
             raise MemoryValidationError("sweep_interval_minutes must be a positive number")
+        if running_loop() is not None:
+            self._bridge.remember_loop()
+            started = asyncio.get_running_loop().create_future()
+            started.set_result(self._start_sweeper(interval))
+            return started
+        task = self._call(self._astart_sweeper(interval))
+        return follow(task)
+
+    async def _astart_sweeper(self, interval: float) -> asyncio.Task[None]:
+        return self._start_sweeper(interval)
+
+    def _start_sweeper(self, interval: float) -> asyncio.Task[None]:
+        """The sweeper task on the running loop (the one already running, if any)."""
+        if self._sweeper is not None and not self._sweeper.done():
+            return self._sweeper
 
         async def sweep_forever() -> None:
             while True:
@@ -151,16 +172,25 @@ class MakersLangGraphStore(BaseStore):
         self._sweeper = asyncio.get_running_loop().create_task(sweep_forever())
         return self._sweeper
 
-    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> asyncio.Task[bool] | bool:
         """Stop the sweeper; True when it is stopped (or was not running).
-        ``timeout`` (seconds) as in AsyncPostgresStore.stop_ttl_sweeper."""
+        ``timeout`` (seconds) as in LangGraph's stores. On a running event loop
+        the result is awaitable (``await store.stop_ttl_sweeper()``); from
+        synchronous code it is the bool."""
         task, self._sweeper = self._sweeper, None
-        if task is None or task.done():
-            return True
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-            await asyncio.wait_for(asyncio.shield(task), timeout)
-        return task.done()
+        running = running_loop()
+        if task is None or task.done() or task.get_loop() is running:
+            return True if running is None else running.create_task(stopped(task, timeout))
+        home = task.get_loop()  # the sweeper runs on another thread's loop
+        if not home.is_running():
+            return task.done()
+        stopping = asyncio.run_coroutine_threadsafe(stopped(task, None), home)
+        if running is not None:
+            return running.create_task(waited(asyncio.wrap_future(stopping), timeout))
+        try:
+            return stopping.result(timeout)
+        except concurrent.futures.TimeoutError:
+            return False
 
     def close(self) -> None:
         """Stop the private loop thread behind the synchronous methods (and
@@ -173,7 +203,8 @@ class MakersLangGraphStore(BaseStore):
 
     async def aclose(self) -> None:
         """:meth:`close` for async callers, waiting for the sweeper to stop."""
-        await self.stop_ttl_sweeper()
+        task, self._sweeper = self._sweeper, None
+        await stopped(task, None)
         self.close()
 
     # --- internals ---------------------------------------------------------
@@ -278,6 +309,7 @@ def _check_op(op: Op) -> PutOp | None:
     validate_op_namespace(op)
     if isinstance(op, GetOp | PutOp) and not isinstance(op.key, str):
         raise MemoryValidationError(f"key must be a string, got {type(op.key).__name__}")
+    _check_unicode(op)
     if isinstance(op, SearchOp):
         if op.query is not None and not isinstance(op.query, str):
             raise MemoryValidationError("query must be a string or None")
@@ -311,6 +343,21 @@ def _check_op(op: Op) -> PutOp | None:
             raise MemoryValidationError("index must be None, False or a list of field paths")
         return op
     return None
+
+
+def _check_unicode(op: Op) -> None:
+    """Namespace labels and keys name blobs and are returned in items: UTF-8
+    must encode them (a lone surrogate cannot be)."""
+    labels = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", ())
+    named = [("namespace", label) for label in labels]
+    if isinstance(op, GetOp | PutOp):
+        named.append(("key", op.key))
+    for argument, text in named:
+        if isinstance(text, str) and has_surrogate(text):
+            raise MemoryValidationError(
+                f"{argument} must be valid Unicode: {text!r} holds a lone surrogate, "
+                "which UTF-8 cannot encode"
+            )
 
 
 def _check_count(value: Any, argument: str, *, minimum: int = 0) -> None:

@@ -29,6 +29,7 @@ from claude_agent_sdk.types import SessionKey, SessionStore
 import makers_store
 from makers_store import keys
 from makers_store.adapters.claude_sessions import ClaudeSessionStore
+from makers_store.clock import FixedClock
 from makers_store.emulator.memory import MemoryMap
 from makers_store.errors import MemoryValidationError
 from tests.test_crash_ordering import Crash, copy, open_on
@@ -445,3 +446,75 @@ async def test_a_crash_at_any_step_leaves_before_or_after(name: str) -> None:
         await survivor.append(KEY, [entry(5, "z")])
         loaded = await survivor.load(KEY)
         assert loaded is not None and loaded[-1] == entry(5, "z")
+
+
+# --- mtime ----------------------------------------------------------------------
+
+
+def _frozen(url: str, now: int) -> makers_store.ContextStore:
+    """A store whose clock never moves: every append falls in the same millisecond."""
+    return makers_store.open_store(url, clock=FixedClock(now, step=0))
+
+
+def _prompt(sid: str, n: int) -> Any:
+    return {
+        "type": "user",
+        "uuid": str(uuid.uuid4()),
+        "sessionId": sid,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": f"prompt {n}"},
+    }
+
+
+async def test_mtime_is_strictly_increasing_across_sessions_and_store_objects(
+    url: str, tmp_path: Path
+) -> None:
+    """Sessions appended in one millisecond, through several SessionStore
+    objects and two store objects (one with its clock an hour slow), list
+    newest first in append order, as the SDK's reference store does."""
+    if url.startswith("memory"):  # two objects must share the data: a file instead
+        url = f"sqlite:///{tmp_path}/shared.db"
+    now = 1_700_000_000_000
+    project = project_key_for_directory(str(tmp_path))
+    sids = [str(uuid.UUID(int=n + 1)) for n in range(9)]
+    async with _frozen(url, now) as one, _frozen(url, now - 3_600_000) as behind:
+        stores = [one.claude_session_store(), one.claude_session_store()]
+        stores.append(behind.claude_session_store())
+        for n, sid in enumerate([*sids, sids[0]]):  # the first appended to again, last
+            key: SessionKey = {"project_key": project, "session_id": sid}
+            await stores[n % 3].append(key, [_prompt(sid, n)])
+        sub: SessionKey = {"project_key": project, "session_id": sids[1], "subpath": "a"}
+        await stores[0].append(sub, [entry(0)])
+        listed = await stores[2].list_sessions(project)
+        mtimes = sorted(item["mtime"] for item in listed)
+        assert len(set(mtimes)) == len(mtimes) == 9 and mtimes[0] >= now
+        newest_first = [s["session_id"] for s in sorted(listed, key=lambda s: -s["mtime"])]
+        assert newest_first == [sids[0], *reversed(sids[1:])]
+        page = await list_sessions_from_store(stores[1], str(tmp_path), limit=3, offset=1)
+        assert [info.session_id for info in page] == [sids[8], sids[7], sids[6]]
+        summaries = await stores[0].list_session_summaries(project)
+        assert {s["session_id"]: s["mtime"] for s in summaries} == {
+            s["session_id"]: s["mtime"] for s in listed
+        }
+
+
+async def test_concurrent_commits_on_object_storage_get_distinct_mtimes() -> None:
+    """Without transactions, racing appends to different sessions contend on
+    the project's clock blob; each commit gets its own mtime."""
+    from makers_store.api import ContextStore
+    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+
+    shared = MemoryMap()
+    stores = [
+        ContextStore(StepwiseMemoryBlobStore(shared), clock=FixedClock(5_000, step=0))
+        for _ in range(4)
+    ]
+    sessions = [store.claude_session_store() for store in stores]
+
+    async def writer(n: int) -> None:
+        for i in range(5):
+            await sessions[n].append({"project_key": "p", "session_id": f"s{n}-{i}"}, [entry(i)])
+
+    await asyncio.gather(*(writer(n) for n in range(4)))
+    mtimes = [item["mtime"] for item in await sessions[0].list_sessions("p")]
+    assert len(mtimes) == 20 and len(set(mtimes)) == 20

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import operator
+import re
 import threading
 from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
@@ -26,7 +27,7 @@ from langgraph.types import Command, interrupt
 import makers_store
 from makers_store import keys
 from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
-from makers_store.errors import SyncCallInEventLoopError
+from makers_store.errors import MemoryValidationError, SyncCallInEventLoopError
 
 
 async def test_conformance_full(make_store: Callable[[], makers_store.ContextStore]) -> None:
@@ -209,3 +210,88 @@ async def test_interrupt_resume_after_restart_async(tmp_path: Path) -> None:
         done = await graph.ainvoke(Command(resume="no"), CONFIG)
         assert done["decision"] == "no"
         assert done["log"] == ["asked", "done:no"]
+
+
+def _metadata_scenario(saver: BaseCheckpointSaver[Any]) -> dict[str, Any]:
+    """Checkpoints whose metadata carries ``writes``, then metadata filters,
+    as langgraph's own SqliteSaver tests exercise them (test_combined_metadata,
+    test_search); the result is compared across savers."""
+    from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
+
+    first = empty_checkpoint()
+    second = create_checkpoint(first, {}, 1)
+    third = empty_checkpoint()
+    puts = [
+        ({"thread_id": "t1", "checkpoint_ns": ""}, first, {"source": "input", "writes": {}}),
+        (
+            {"thread_id": "t2", "checkpoint_ns": "", "checkpoint_id": "p"},
+            second,
+            {"source": "loop", "step": 1, "writes": {"node": {"answer": [1, "x"]}}},
+        ),
+        ({"thread_id": "t2", "checkpoint_ns": "inner", "checkpoint_id": "q"}, third, {}),
+    ]
+    for configurable, checkpoint, metadata in puts:
+        config: Any = {"configurable": configurable, "metadata": {"run_id": "r"}}
+        saver.put(config, checkpoint, metadata, {})  # type: ignore[arg-type]
+
+    def found(config: Any, query: dict[str, Any] | None) -> list[Any]:
+        items = saver.list(config, filter=query)
+        return sorted(
+            (item.config["configurable"]["checkpoint_ns"], sorted(item.metadata.items(), key=str))
+            for item in items
+        )
+
+    newest = saver.get_tuple({"configurable": {"thread_id": "t2", "checkpoint_ns": ""}})
+    assert newest is not None
+    return {
+        "metadata": newest.metadata,
+        "by_writes": found(None, {"writes": {"node": {"answer": [1, "x"]}}}),
+        "by_two_keys": found(None, {"step": 1, "writes": {"node": {"answer": [1, "x"]}}}),
+        "empty_writes": found(None, {"writes": {}}),
+        "no_match": found(None, {"source": "update", "step": 1}),
+        "all": len(found(None, {})),
+        "thread": found({"configurable": {"thread_id": "t2"}}, None),
+    }
+
+
+async def test_metadata_writes_are_kept_and_filterable_like_sqlite_saver(
+    store: makers_store.ContextStore, tmp_path: Path
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    def reference() -> dict[str, Any]:
+        with SqliteSaver.from_conn_string(str(tmp_path / "reference.db")) as saver:
+            return _metadata_scenario(saver)
+
+    expected = await asyncio.to_thread(reference)
+    assert await asyncio.to_thread(_metadata_scenario, InMemorySaver()) == expected
+    assert expected["metadata"]["writes"] == {"node": {"answer": [1, "x"]}}
+    assert len(expected["by_writes"]) == 1 and expected["all"] == 3
+    ours = await asyncio.to_thread(_metadata_scenario, store.langgraph_checkpointer)
+    assert ours == expected
+
+
+async def test_lone_surrogates_in_names_are_refused_before_any_write(
+    store: makers_store.ContextStore,
+) -> None:
+    saver = store.langgraph_checkpointer
+    stored = await _put(saver, "t")
+    before = [info.key for info in await store.blobs.list()]
+    lone = "x\ud800"
+    checkpoint = generate_checkpoint()
+    calls = {
+        "thread_id": lambda: saver.aput(generate_config(lone), checkpoint, {}, {}),
+        "checkpoint_ns": lambda: saver.aput(
+            generate_config("t", checkpoint_ns=lone), checkpoint, {}, {}
+        ),
+        "task_id": lambda: saver.aput_writes(stored, [("ch", 1)], lone),
+        "task_path": lambda: saver.aput_writes(stored, [("ch", 1)], "t1", lone),
+        "writes[1] channel": lambda: saver.aput_writes(stored, [("ch", 1), (lone, 2)], "t1"),
+    }
+    for argument, call in calls.items():
+        with pytest.raises(
+            MemoryValidationError, match=rf"^{re.escape(argument)} .*lone surrogate"
+        ):
+            await call()
+    assert [info.key for info in await store.blobs.list()] == before

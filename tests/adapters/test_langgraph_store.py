@@ -317,3 +317,22 @@ async def test_embedder_with_wrong_dimensions_is_refused(store: ContextStore) ->
     assert await store.blobs.list("") == []
     with pytest.raises(MemoryValidationError, match="dims"):
         MakersLangGraphStore(store, index=letters_index(dims=0))
+
+
+async def test_lone_surrogates_in_namespaces_and_keys_are_refused(store: ContextStore) -> None:
+    lg = store.langgraph_store
+    await lg.aput(("ok",), "k", {"v": 1})
+    before = [info.key for info in await store.blobs.list()]
+    lone = "x\ud800"
+    for argument, call in [
+        ("namespace", lambda: lg.aput(("ok", lone), "k", {})),
+        ("key", lambda: lg.aput(("ok",), lone, {})),
+        ("value", lambda: lg.aput(("ok",), "k", {"v": [lone]})),
+        ("namespace", lambda: lg.asearch((lone,))),
+        ("key", lambda: lg.aget(("ok",), lone)),
+    ]:
+        with pytest.raises(MemoryValidationError, match=f"^{argument} .*lone surrogate"):
+            await call()
+    assert [info.key for info in await store.blobs.list()] == before
+    item = await lg.aget(("ok",), "k")
+    assert item is not None and item.value == {"v": 1}

@@ -5,6 +5,8 @@ loop, private portal thread, the error on the home loop itself)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import time
 from collections.abc import Callable
 
 import pytest
@@ -162,3 +164,45 @@ def test_sync_facade_langgraph_store(url: str) -> None:
         assert [item.key for item in lg.search(("docs",), query="hello")] == ["a"]
         lg.delete(("docs",), "a")
         assert lg.get(("docs",), "a") is None
+
+
+def test_ttl_sweeper_from_sync_code(make_store: Callable[[], ContextStore]) -> None:
+    """SqliteStore's style: no coroutine left un-awaited (warnings are errors
+    here), a future that ends with the sweeper, stopped by cancel or stop."""
+    store = make_store()
+    if not isinstance(store.blobs, MemoryBlobStore | StepwiseMemoryBlobStore | SqliteBlobStore):
+        pytest.skip("a PostgreSQL pool belongs to the event loop that opened it (see above)")
+    clock = clock_of(store)
+    lg = MakersLangGraphStore(store, ttl={"sweep_interval_minutes": 0.0005})  # every 30 ms
+    lg.put(("t",), "a", {}, ttl=1)
+    clock.now += 2 * MINUTE
+    future = lg.start_ttl_sweeper()
+    assert isinstance(future, concurrent.futures.Future)
+    for _ in range(200):  # swept by the sweeper alone
+        if not asyncio.run(store.blobs.list("l/")):
+            break
+        time.sleep(0.01)
+    assert asyncio.run(store.blobs.list("l/")) == []
+    assert not future.done()
+    assert lg.stop_ttl_sweeper(timeout=1) is True
+    assert future.result(timeout=1) is None
+    assert lg.stop_ttl_sweeper() is True
+    again = lg.start_ttl_sweeper()
+    assert isinstance(again, concurrent.futures.Future)
+    again.cancel()
+    assert lg.stop_ttl_sweeper(timeout=1) is True
+    lg.close()
+    asyncio.run(store.close())
+
+
+async def test_ttl_sweeper_call_styles_on_a_loop(store: ContextStore) -> None:
+    lg = MakersLangGraphStore(store)
+    lg.start_ttl_sweeper()  # not awaited: started anyway, nothing left pending
+    task = await lg.start_ttl_sweeper()
+    assert isinstance(task, asyncio.Task) and not task.done()
+    lg.stop_ttl_sweeper()  # not awaited: cancelled at once
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert task.done()
+    assert await lg.stop_ttl_sweeper() is True
+    await lg.aclose()
