@@ -9,7 +9,7 @@ import typer
 
 from .context import open_session
 from .errors import NotFound
-from .options import JsonOutput
+from .options import JsonOutput, examples
 
 app = typer.Typer(
     help="Look at the raw blobs under the store (keys, sizes, etags, values).",
@@ -21,7 +21,13 @@ app = typer.Typer(
 BATCH = 500
 
 
-@app.command("ls")
+@app.command(
+    "ls",
+    epilog=examples(
+        "makers-store blob ls c/",
+        "makers-store blob ls i/u/ --limit 10",
+    ),
+)
 def ls_command(
     ctx: typer.Context,
     prefix: Annotated[
@@ -58,7 +64,7 @@ def ls_command(
                 else:
                     updated = local_time(info.updated_at)
                     line = f"{info.size:>10}  {updated}  {info.etag:<16}  {info.key}"
-                    console.print(line, markup=False)
+                    console.print(line)
             shown += len(batch)
             if len(batch) < size:
                 break
@@ -67,7 +73,13 @@ def ls_command(
         stderr().print("no blobs" + (f" under {prefix!r}" if prefix else ""))
 
 
-@app.command("get")
+@app.command(
+    "get",
+    epilog=examples(
+        "makers-store blob get c/c_42/meta",
+        "makers-store blob get c/c_42/meta --raw > meta.json",
+    ),
+)
 def get_command(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(metavar="KEY", help="The blob key.", show_default=False)],
@@ -111,12 +123,12 @@ def get_command(
         ("etag", blob.etag),
         ("updated", local_time(blob.updated_at)),
     ):
-        console.print(f"{label:>8}  {value}", markup=False)
+        console.print(f"{label:>8}  {value}")
     if text is None:
-        console.print(f"{'value':>8}  <{blob.size} bytes of binary data; use --raw>", markup=False)
+        console.print(f"{'value':>8}  <{blob.size} bytes of binary data; use --raw>")
     elif text:
         parsed = parse_loose(text)
         if isinstance(parsed, dict | list):
             console.print(json_view(parsed))
         else:
-            console.print(text, markup=False)
+            console.print(text)

@@ -39,6 +39,9 @@ class Node:
     commands: list[Node] = field(default_factory=list)
     options: list[Opt] = field(default_factory=list)
     file_arguments: bool = False
+    #: Takes a CONVERSATION_ID: that word is completed by asking the program
+    #: (typer's completion protocol), which lists the current store's ids.
+    id_arguments: bool = False
 
 
 def _one_line(text: str | None, limit: int = 70) -> str:
@@ -47,7 +50,19 @@ def _one_line(text: str | None, limit: int = 70) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+ID_METAVAR = "CONVERSATION_ID"
+#: Ask the program itself for the words typer would offer (only the
+#: conversation ids need it; all else is in the scripts). Fails silently.
+ASK = "_MAKERS_STORE_COMPLETE=complete_bash {prog} 2>/dev/null"
+
+#: Options whose value is a URL or a path: completed as a path (a bare path
+#: names a SQLite store).
+PATH_LIKE = {"store"}
+
+
 def _value_kind(param: Any) -> str:
+    if param.name in PATH_LIKE:
+        return "file"
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is not None and descriptor.is_choice and descriptor.choices:
         return "choices:" + " ".join(str(getattr(c, "value", c)) for c in descriptor.choices)
@@ -70,6 +85,7 @@ def tree(command: Any | None = None, path: str = "") -> Node:
             continue
         if param.param_type_name == "argument":
             node.file_arguments = node.file_arguments or _value_kind(param) == "file"
+            node.id_arguments = node.id_arguments or param.metavar == ID_METAVAR
             continue
         value = "" if getattr(param, "is_flag", False) else _value_kind(param)
         names = [*param.opts, *param.secondary_opts]
@@ -116,6 +132,8 @@ def bash(root: Node) -> str:
         for name in o.names
     )
     files = " | ".join(f'"{n.path}"' for n in nodes if n.file_arguments) or '"-"'
+    ids = " | ".join(f'"{n.path}"' for n in nodes if n.id_arguments) or '"-"'
+    ask = ASK.format(prog=PROG)
     return f"""# bash completion for {PROG}
 # {HEADER}
 # Install: source this file from ~/.bashrc, or copy it to
@@ -177,6 +195,7 @@ def bash(root: Node) -> str:
     fi
     case "$cmdpath" in
         {files}) COMPREPLY=($(compgen -f -- "$cur")) ;;
+        {ids}) COMPREPLY=($(COMP_WORDS="${{COMP_WORDS[*]}}" COMP_CWORD=$COMP_CWORD {ask})) ;;
     esac
     return 0
 }}
@@ -217,6 +236,8 @@ def zsh(root: Node) -> str:
         for name in o.names
     )
     files = "|".join(f'"{n.path}"' for n in nodes if n.file_arguments) or '"-"'
+    ids = "|".join(f'"{n.path}"' for n in nodes if n.id_arguments) or '"-"'
+    ask = ASK.format(prog=PROG)
     return f"""#compdef {PROG}
 # zsh completion for {PROG}
 # {HEADER}
@@ -241,6 +262,12 @@ def zsh(root: Node) -> str:
     case "$1|$2" in
 {values}
     esac
+}}
+
+{FUNC}_ids() {{
+    local -a found
+    found=(${{(f)"$(COMP_WORDS="${{words[*]}}" COMP_CWORD=$((CURRENT - 1)) {ask})"}})
+    compadd -- $found
 }}
 
 {FUNC}() {{
@@ -280,10 +307,11 @@ def zsh(root: Node) -> str:
     fi
     case "$cmdpath" in
         ({files}) _files ;;
+        ({ids}) {FUNC}_ids ;;
     esac
 }}
 
-if [[ "$funcstack[1]" == "{FUNC}" ]]; then
+if [[ "$funcstack[1]" == "_{PROG}" ]]; then  # autoloaded from $fpath
     {FUNC} "$@"
 else
     compdef {FUNC} {PROG}
@@ -296,6 +324,7 @@ fi
 
 def fish(root: Node) -> str:
     nodes = _walk(root)
+    ask = ASK.format(prog=PROG)
     valued = " ".join(
         _sq(f"{n.path}|{name}") for n in nodes for o in n.options if o.value for name in o.names
     )
@@ -318,6 +347,8 @@ def fish(root: Node) -> str:
             lines.append(f"complete -c {PROG} {at} {flags} -d {_sq(o.help)}")
         if n.file_arguments:
             lines.append(f"complete -c {PROG} {at} -F")
+        if n.id_arguments:
+            lines.append(f"complete -c {PROG} {at} -a '(__makers_store_ids)'")
     body = "\n".join(lines)
     return f"""# fish completion for {PROG}
 # {HEADER}
@@ -348,6 +379,11 @@ end
 function __makers_store_at
     set -l path (__makers_store_path)
     test "$path" = "$argv[1]"
+end
+
+function __makers_store_ids
+    set -l words (commandline -opc) (commandline -ct)
+    COMP_WORDS="$words" COMP_CWORD=(math (count $words) - 1) {ask}
 end
 
 complete -c {PROG} -f

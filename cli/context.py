@@ -35,23 +35,75 @@ class Session:
 
     ``store`` is the blocking public API; :meth:`call` runs the library's
     async maintenance functions (admin, transfer) on the same event-loop
-    thread the facade uses.
+    thread the facade uses. ``create=False`` (readers, and writers that only
+    change what exists) refuses a store that does not exist instead of
+    creating an empty one.
     """
 
-    def __init__(self, url: str | None) -> None:
+    def __init__(self, url: str | None, *, create: bool = False) -> None:
+        import threading
+
         from makers_store import SyncContextStore, open_store
         from makers_store.portal import Portal
 
         self._portal: Portal = Portal()
-        self._async: ContextStore = open_store(url)
+        self._async: ContextStore = open_store(url, create=create)
         self.store: SyncContextStore = SyncContextStore(self._async, self._portal)
+        self._interrupted = threading.Event()
+
+    def checkpoint(self) -> None:
+        """Called from a library callback (progress): after Ctrl-C, stop the
+        running call here. Cancelling its task is not enough: a SQLite unit
+        that runs inline never yields to the event loop to be cancelled."""
+        if self._interrupted.is_set():
+            import asyncio
+
+            raise asyncio.CancelledError
 
     @property
     def blobs(self) -> BlobStore:
         return self._async.blobs
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
-        return self._portal.call(coro)
+        """Run ``coro`` to its end. On Ctrl-C it is cancelled and awaited
+        before KeyboardInterrupt goes on, so that whatever the command then
+        reports about the store no longer changes behind it."""
+        import asyncio
+        import threading
+
+        task: list[asyncio.Task[T]] = []
+        outcome: list[tuple[bool, Any]] = []
+        finished = threading.Event()
+
+        async def guarded() -> T:
+            task.append(asyncio.current_task())  # type: ignore[arg-type]
+            return await coro
+
+        def run() -> None:
+            try:
+                outcome.append((True, self._portal.call(guarded())))
+            except BaseException as exc:
+                outcome.append((False, exc))
+            finally:
+                finished.set()
+
+        # The portal is waited for from a helper thread: SIGINT may be delivered
+        # to any thread, and only a main thread that wakes up now and then (the
+        # timeout) runs Python's handler and sees KeyboardInterrupt at once.
+        threading.Thread(target=run, name="makers-store-cli-call", daemon=True).start()
+        try:
+            while not finished.wait(0.05):
+                pass
+        except KeyboardInterrupt:
+            self._interrupted.set()
+            if task:
+                task[0].get_loop().call_soon_threadsafe(task[0].cancel)
+            finished.wait()
+            raise
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        return cast(T, value)
 
     def iterate(self, items: AsyncIterator[T]) -> Iterator[T]:
         """Walk an async iterator of the library from this (synchronous) thread."""
@@ -90,9 +142,10 @@ def cli_state(ctx: typer.Context) -> CliState:
 
 
 @contextmanager
-def open_session(ctx: typer.Context) -> Iterator[Session]:
-    """Open the store named by ``--store`` / ``$MAKERS_STORE_URL`` / the default."""
-    session = Session(cli_state(ctx).store_url)
+def open_session(ctx: typer.Context, *, create: bool = False) -> Iterator[Session]:
+    """Open the store named by ``--store`` / ``$MAKERS_STORE_URL`` / the default;
+    only commands that add data pass ``create=True`` (see :class:`Session`)."""
+    session = Session(cli_state(ctx).store_url, create=create)
     try:
         yield session
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -18,7 +17,11 @@ from .options import (
     JsonOutput,
     Order,
     UserFilter,
+    Yes,
+    api_arguments_as_flags,
     check_cursor_flags,
+    confirmed,
+    examples,
 )
 
 if TYPE_CHECKING:
@@ -75,7 +78,13 @@ def _pages(
     return items, next_cursor, first_previous
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=examples(
+        "makers-store conv list --user u_123",
+        "makers-store conv list --limit 50 --order asc",
+    ),
+)
 def list_command(
     ctx: typer.Context,
     user: UserFilter = None,
@@ -92,7 +101,7 @@ def list_command(
 ) -> None:
     """List conversations by last message time: id, title, messages, last message."""
     check_cursor_flags(after, before)
-    with open_session(ctx) as session:
+    with open_session(ctx) as session, api_arguments_as_flags("after", "before"):
         items, next_cursor, previous_cursor = _pages(
             session.store,
             limit=None if all_pages else limit,
@@ -114,7 +123,7 @@ def list_command(
         return
     from rich.table import Table
 
-    from .render import ago, local_time, stderr, stdout, title_of
+    from .render import ago, cell, local_time, stderr, stdout, title_of
 
     if not items:
         stderr().print("no conversations" + (f" for user {user!r}" if user else ""))
@@ -127,8 +136,8 @@ def list_command(
     table.add_column("", style="dim")
     for item in items:
         table.add_row(
-            item.conversation_id,
-            title_of(item),
+            cell(item.conversation_id),
+            cell(title_of(item)),
             str(item.message_count),
             local_time(item.last_message_at),
             ago(item.last_message_at),
@@ -145,28 +154,42 @@ def _require(store: SyncContextStore, conversation_id: str) -> ConversationMeta:
     return meta
 
 
-@app.command("show")
+@app.command(
+    "show",
+    epilog=examples(
+        "makers-store conv show c_42",
+        "makers-store conv show c_42 --json",
+    ),
+)
 def show_command(
     ctx: typer.Context, conversation_id: ConversationId, as_json: JsonOutput = False
 ) -> None:
-    """Show one conversation: metadata, message count, times."""
+    """Show one conversation: metadata, message count, times, users, state keys."""
+    from makers_store.admin import conversation_users
+
     with open_session(ctx) as session:
         meta = _require(session.store, conversation_id)
+        users = session.call(conversation_users(session.blobs, conversation_id)) or []
         state_keys = sorted(session.state(conversation_id).items())
     if as_json:
         from .render import emit_json
 
-        emit_json(meta.to_dict())
+        emit_json({**meta.to_dict(), "user_ids": users})
         return
     from .render import conversation_details, stdout
 
     console = stdout()
-    console.print(conversation_details(meta))
+    console.print(conversation_details(meta, users))
     if state_keys:
         console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
 
 
-@app.command("update")
+@app.command(
+    "update",
+    epilog=examples(
+        'makers-store conv update c_42 --set title="Trip to Lisbon" --unset draft',
+    ),
+)
 def update_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
@@ -201,19 +224,17 @@ def update_command(
         stdout().print(conversation_details(meta))
 
 
-def _confirmed(question: str) -> bool:
-    try:
-        return typer.confirm(question, err=True)
-    except typer.Abort:  # no answer: stdin is closed
-        sys.stderr.write("\n")
-        return False
-
-
-@app.command("delete")
+@app.command(
+    "delete",
+    epilog=examples(
+        "makers-store conv delete c_42",
+        "makers-store conv delete c_42 --yes",
+    ),
+)
 def delete_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    yes: Yes = False,
 ) -> None:
     """Delete a conversation with its messages, state and index entries (asks first)."""
     with open_session(ctx) as session:
@@ -221,7 +242,7 @@ def delete_command(
         if meta is None and not session.state(conversation_id).items():
             raise NotFound(f"conversation {conversation_id!r} not found")
         count = meta.message_count if meta is not None else 0
-        if not yes and not _confirmed(
+        if not yes and not confirmed(
             f"Delete conversation {conversation_id!r} and its {count} message(s)? "
             "This cannot be undone"
         ):
@@ -234,11 +255,24 @@ def delete_command(
     stderr().print(f"deleted conversation {conversation_id!r}")
 
 
-@app.command("clear")
-def clear_command(ctx: typer.Context, conversation_id: ConversationId) -> None:
-    """Delete every message of a conversation; keep it, its metadata and state."""
+@app.command(
+    "clear",
+    epilog=examples(
+        "makers-store conv clear c_42",
+        "makers-store conv clear c_42 --yes",
+    ),
+)
+def clear_command(ctx: typer.Context, conversation_id: ConversationId, yes: Yes = False) -> None:
+    """Delete every message of a conversation; keep it, its metadata and state (asks first)."""
     with open_session(ctx) as session:
         meta = _require(session.store, conversation_id)
+        if not yes and not confirmed(
+            f"Delete the {meta.message_count} message(s) of conversation {conversation_id!r}? "
+            "This cannot be undone"
+        ):
+            raise CliError(
+                f"conversation {conversation_id!r} not cleared (--yes skips the question)"
+            )
         session.store.clear_messages(conversation_id=conversation_id)
     from .render import stderr
 

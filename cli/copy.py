@@ -44,7 +44,7 @@ def copy_command(
         raise UsageProblem("SRC_URL and DST_URL name the same store")
     portal = Portal()
     try:
-        src = open_blob_store(source)
+        src = open_blob_store(source, create=False)
         try:
             dst = open_blob_store(destination)
             try:
@@ -73,5 +73,4 @@ def copy_command(
     stderr().print(
         f"copied {report.source_blobs} blobs: {report.written} written "
         f"({report.bytes_written:,} bytes), {report.unchanged} already equal{extra}",
-        markup=False,
     )

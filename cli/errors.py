@@ -6,8 +6,9 @@ code   meaning
 0      ok
 1      error (the store, the backend, the data; drift found)
 2      usage: bad options or arguments, or invalid input values
-3      not found: the conversation, message, state key or blob
+3      not found: the conversation, message, state key, blob or store
 130    interrupted (Ctrl-C)
+141    stdout closed before everything was written (``| head``)
 =====  ==========================================================
 
 Every failure is one line ``error: ...`` on stderr; ``--debug`` (or
@@ -20,15 +21,18 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
 import typer
+
+# typer >= 0.26 runs on its own copy of click, typer._click (the floor declared in
+# pyproject.toml and tested in tests/cli/test_packaging.py); it is imported here
+# only, for the exception classes the error boundary catches.
 from typer import _click as click
 from typer.core import TyperGroup
 
-OK, ERROR, USAGE, NOT_FOUND, INTERRUPTED = 0, 1, 2, 3, 130
+OK, ERROR, USAGE, NOT_FOUND, INTERRUPTED, BROKEN_PIPE = 0, 1, 2, 3, 130, 141
 PROG_NAME = "makers-store"
 
 
@@ -50,10 +54,30 @@ class UsageProblem(CliError):
         super().__init__(message, USAGE)
 
 
+class Interrupted(CliError):
+    """Ctrl-C, with what had been done by then."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, INTERRUPTED)
+
+
 def say(message: str) -> None:
-    """One line on stderr."""
-    sys.stderr.write(f"error: {message}\n")
+    """One line on stderr (control characters in it shown escaped)."""
+    from .text import printable
+
+    sys.stderr.write(f"error: {printable(message)}\n")
     sys.stderr.flush()
+
+
+def _silence_stdout() -> None:
+    """After EPIPE, point stdout at /dev/null so the flush at exit stays quiet."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (CliRunner)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def exit_code_of(exc: BaseException) -> int:
@@ -93,8 +117,23 @@ def _debug_wanted(args: Sequence[str]) -> bool:
     return flag or "--debug" in options
 
 
+class _StdoutClosed(Exception):
+    """EPIPE on stdout, taken out of typer's hands (it would exit 1)."""
+
+
 class BoundaryGroup(TyperGroup):
     """The root command: runs the app and turns every outcome into an exit code."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # typer turns these two into exit codes by itself, silently: 130 for
+        # Ctrl-C, 1 for a closed pipe. Catch them first (commands that can say
+        # what was done by then raise Interrupted themselves).
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted("interrupted") from None
+        except BrokenPipeError:
+            raise _StdoutClosed from None
 
     def main(
         self,
@@ -114,6 +153,9 @@ class BoundaryGroup(TyperGroup):
     def _run(self, argv: list[str], prog_name: str, complete_var: str | None, **extra: Any) -> int:
         debug = _debug_wanted(argv)
         try:
+            from .options import check_arguments_are_utf8
+
+            check_arguments_are_utf8(argv)
             result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as exc:
             exc.show()
@@ -130,10 +172,17 @@ class BoundaryGroup(TyperGroup):
         except KeyboardInterrupt:
             say("interrupted")
             return INTERRUPTED
+        except _StdoutClosed:
+            # the reader stopped reading (`| head`): quiet, like cat, with the
+            # code a process killed by SIGPIPE reports
+            _silence_stdout()
+            return BROKEN_PIPE
         except SystemExit as exc:
             return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else ERROR)
         except Exception as exc:
             if debug:
+                import traceback
+
                 traceback.print_exc()
             say(describe(exc))
             return exit_code_of(exc)

@@ -16,6 +16,7 @@ from types import FrameType
 
 from makers_store import Message, SyncContextStore
 
+from .errors import NotFound
 from .render import emit_json_line, message_view, stdout
 
 PAGE = 100
@@ -60,6 +61,9 @@ def tail(
             sys.stdout.flush()
 
     newest = store.get_messages(conversation_id=conversation_id, limit=max(lines, 1), order="desc")
+    if not newest and store.get_conversation(conversation_id=conversation_id) is None:
+        # as msg list says (with --follow too: a typo would otherwise wait forever)
+        raise NotFound(f"conversation {conversation_id!r} not found")
     for message in reversed(newest[:lines]):
         show(message)
     if not follow:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from .context import open_session
-from .options import JsonOutput, UserFilter
+from .options import JsonOutput, UserFilter, examples
 
 app = typer.Typer(
     help="Inspect, check and rebuild the conversation indexes.",
@@ -14,7 +14,7 @@ app = typer.Typer(
 )
 
 
-@app.command("ls")
+@app.command("ls", epilog=examples("makers-store index ls --user u_123"))
 def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput = False) -> None:
     """List the raw index entries (recency, then per-user) and whether each is current."""
     from makers_store.admin import IndexEntry, iter_index_entries
@@ -33,7 +33,7 @@ def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput 
             mark = "current"
         else:
             mark = f"{'owed' if entry.owed else 'STALE'}: {entry.reason}"
-        console.print(f"{index:<16} {at}  {entry.conversation_id}  [{mark}]", markup=False)
+        console.print(f"{index:<16} {at}  {entry.conversation_id}  [{mark}]")
 
     count = 0
     with open_session(ctx) as session:
@@ -46,7 +46,13 @@ def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput 
         stderr().print("no index entries")
 
 
-@app.command("check")
+@app.command(
+    "check",
+    epilog=examples(
+        "makers-store index check",
+        "makers-store index check --json",
+    ),
+)
 def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Compare every index entry with the conversations; exit code 1 on drift."""
     from makers_store.admin import check_indexes
@@ -60,7 +66,7 @@ def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     else:
         console = stdout()
         for drift in report.drift:
-            console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})", markup=False)
+            console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})")
         owed = f" ({report.owed} superseded, awaiting a batch delete)" if report.owed else ""
         console.print(
             f"checked {report.entries} entries{owed} and {report.conversations} conversations: "
@@ -69,13 +75,12 @@ def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
                 if report.ok
                 else f"{len(report.drift)} problem(s); run 'makers-store index rebuild'"
             ),
-            markup=False,
         )
     if not report.ok:
         raise typer.Exit(1)
 
 
-@app.command("rebuild")
+@app.command("rebuild", epilog=examples("makers-store index rebuild"))
 def rebuild_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Recreate every index entry from the conversations and remove stale ones."""
     from makers_store.admin import count_conversations, rebuild_indexes
@@ -92,5 +97,4 @@ def rebuild_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
         stdout().print(
             f"indexed {summary.conversations} conversations: "
             f"{summary.created} entries created, {summary.removed} stale entries removed",
-            markup=False,
         )

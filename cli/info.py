@@ -6,26 +6,32 @@ from typing import Any
 
 import typer
 
-from .context import open_session
+from .context import cli_state, open_session
 from .options import JsonOutput
 
 
 def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Which store is in use and why; counts, size on disk, schema version."""
     from makers_store.admin import store_counts
+    from makers_store.errors import MemoryNotFoundError
 
-    with open_session(ctx) as session:
-        location = session.store.location
-        backend: dict[str, Any] = session.blobs.describe()
-        counts = session.call(store_counts(session.blobs))
+    from .render import emit_json, stdout
+
+    try:
+        with open_session(ctx) as session:
+            location = session.store.location
+            backend: dict[str, Any] = session.blobs.describe()
+            counts = session.call(store_counts(session.blobs))
+    except MemoryNotFoundError as missing:  # raised by the open: nothing was created
+        _not_created(cli_state(ctx).store_url, str(missing), as_json=as_json)
+        return
     document = {
         "url": location.display_url if location else None,
         "reason": location.reason if location else None,
+        "exists": True,
         "backend": backend,
         **counts.to_dict(),
     }
-    from .render import emit_json, stdout
-
     if as_json:
         emit_json(document)
         return
@@ -48,7 +54,26 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     ]
     console = stdout()
     for label, value in rows:
-        console.print(f"{label:>14}  {value}", markup=False)
+        console.print(f"{label:>14}  {value}")
+
+
+def _not_created(url: str | None, why: str, *, as_json: bool) -> None:
+    """What ``info`` says about a store no write has created yet."""
+    from makers_store.location import resolve
+
+    from .render import emit_json, stdout
+
+    location = resolve(url)
+    if as_json:
+        emit_json({"url": location.display_url, "reason": location.reason, "exists": False})
+        return
+    console = stdout()
+    for label, value in (
+        ("store", location.display_url),
+        ("why", location.reason),
+        ("state", f"not created yet ({why})"),
+    ):
+        console.print(f"{label:>14}  {value}")
 
 
 def _size(count: int) -> str:

@@ -16,6 +16,7 @@ from . import blob, conv, copy, index, info, msg, state, transfer
 from . import serve as serve_commands
 from .context import CliState
 from .errors import BoundaryGroup, run_with_error_boundary
+from .options import examples
 
 app = typer.Typer(
     name="makers-store",
@@ -31,7 +32,26 @@ app = typer.Typer(
 )
 
 
-@app.callback()
+def _complete_store(incomplete: str) -> list[str]:
+    """--store completes as a file path (a bare path is a SQLite store)."""
+    import glob
+    import os
+
+    found = sorted(glob.glob(glob.escape(os.path.expanduser(incomplete)) + "*"))
+    return [path + ("/" if os.path.isdir(path) else "") for path in found[:200]]
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"makers-store {version('makers-store')}")
+        raise typer.Exit()
+
+
+@app.callback(
+    epilog=examples("makers-store info", "makers-store --store sqlite:///dev.db conv list")
+)
 def _global(
     ctx: typer.Context,
     store: Annotated[
@@ -41,28 +61,60 @@ def _global(
             envvar="MAKERS_STORE_URL",
             metavar="URL",
             help="Store URL (sqlite:///file.db, memory://); default: see `makers-store info`.",
+            autocompletion=_complete_store,
         ),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            "-V",
+            is_eager=True,
+            callback=_print_version,
+            help="Print the version and exit.",
+        ),
+    ] = False,
 ) -> None:
-    from typer import _click as click
-
-    from_env = ctx.get_parameter_source("store") == click.core.ParameterSource.ENVIRONMENT
+    source = ctx.get_parameter_source("store")
+    from_env = source is not None and source.name == "ENVIRONMENT"
     # From the environment, let the library resolve it too, so `info` can say why.
     ctx.obj = CliState(store_url=None if from_env else store, debug=debug)
 
 
-app.command("info")(info.info_command)
+app.command("info", epilog=examples("makers-store info", "makers-store info --json"))(
+    info.info_command
+)
 app.add_typer(conv.app, name="conv")
 app.add_typer(msg.app, name="msg")
 app.add_typer(state.app, name="state")
 app.add_typer(index.app, name="index")
 app.add_typer(blob.app, name="blob")
-app.command("export")(transfer.export_command)
-app.command("import")(transfer.import_command)
-app.command("copy")(copy.copy_command)
-app.command("serve")(serve_commands.serve_command)
-app.command("init")(serve_commands.init_command)
+app.command(
+    "export",
+    epilog=examples(
+        "makers-store export -o backup.jsonl",
+        "makers-store export --conversation c_42 --conversation c_43 > two.jsonl",
+    ),
+)(transfer.export_command)
+app.command(
+    "import",
+    epilog=examples(
+        "makers-store import backup.jsonl",
+        "makers-store --store sqlite:///copy.db import - < backup.jsonl",
+    ),
+)(transfer.import_command)
+app.command(
+    "copy",
+    epilog=examples(
+        "makers-store copy .makers-store/store.db 'postgresql://app@db.internal/agents'",
+        "makers-store copy SRC_URL DST_URL --prune",
+    ),
+)(copy.copy_command)
+app.command("serve", epilog=examples("makers-store serve", "makers-store serve demo --port 9000"))(
+    serve_commands.serve_command
+)
+app.command("init", epilog=examples("makers-store init demo"))(serve_commands.init_command)
 
 
 def main() -> int:

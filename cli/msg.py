@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,7 +20,11 @@ from .options import (
     JsonOutput,
     Order,
     Role,
+    Yes,
+    api_arguments_as_flags,
     check_cursor_flags,
+    confirmed,
+    examples,
 )
 
 if TYPE_CHECKING:
@@ -51,6 +57,23 @@ ContentFile = Annotated[
         "--content-file", metavar="FILE", help="Text content read from FILE.", dir_okay=False
     ),
 ]
+
+
+def _unknown(conversation_id: str, message_id: str) -> NotFound:
+    return NotFound(f"message {message_id!r} not found in conversation {conversation_id!r}")
+
+
+@contextmanager
+def _known(conversation_id: str, message_id: str) -> Iterator[None]:
+    """The library's not-found error for a message, worded as ``msg show`` words it."""
+    from makers_store.errors import MemoryNotFoundError
+
+    try:
+        yield
+    except MemoryNotFoundError:
+        raise _unknown(conversation_id, message_id) from None
+
+
 Meta = Annotated[
     list[str] | None,
     typer.Option(
@@ -62,7 +85,13 @@ Meta = Annotated[
 ]
 
 
-@app.command("append")
+@app.command(
+    "append",
+    epilog=examples(
+        'makers-store msg append c_42 --role user --content "Hello" --user u_123',
+        "git diff | makers-store msg append c_42 --role tool --content -",
+    ),
+)
 def append_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
@@ -83,7 +112,7 @@ def append_command(
 
     _, value = read_content(content, content_json, content_file, required=True)
     metadata = parse_pairs(meta, "--meta") or None
-    with open_session(ctx) as session:
+    with open_session(ctx, create=True) as session:
         message_id = session.store.append_message(
             conversation_id=conversation_id,
             role=role.value,
@@ -132,7 +161,13 @@ def _walk(
     return items, bool(page(1))
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=examples(
+        "makers-store msg list c_42",
+        "makers-store msg list c_42 --order desc --limit 5",
+    ),
+)
 def list_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
@@ -149,7 +184,7 @@ def list_command(
 ) -> None:
     """Print a conversation's messages as a readable transcript."""
     check_cursor_flags(after, before)
-    with open_session(ctx) as session:
+    with open_session(ctx) as session, api_arguments_as_flags("after", "before"):
         items, more = _walk(
             session.store,
             conversation_id,
@@ -167,7 +202,8 @@ def list_command(
         from .render import emit_json
 
         key = "next_cursor" if before is None else "previous_cursor"
-        emit_json({"items": [item.to_dict() for item in items], key: edge})
+        listed = [{"conversation_id": conversation_id, **item.to_dict()} for item in items]
+        emit_json({"items": listed, key: edge})
         return
     from .render import message_view, stderr, stdout
 
@@ -182,7 +218,7 @@ def list_command(
         stderr().print(f"more: {flag} {edge}", style="dim")
 
 
-@app.command("show")
+@app.command("show", epilog=examples("makers-store msg show c_42 msg_0000000003_ab12cd34ef"))
 def show_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
@@ -195,7 +231,7 @@ def show_command(
     with open_session(ctx) as session:
         message = session.call(read_message(session.blobs, conversation_id, message_id))
     if message is None:
-        raise NotFound(f"message {message_id!r} not found in conversation {conversation_id!r}")
+        raise _unknown(conversation_id, message_id)
     from .render import emit_json, message_view, stdout
 
     if as_json:
@@ -204,7 +240,13 @@ def show_command(
         stdout().print(message_view(message, full=True))
 
 
-@app.command("update")
+@app.command(
+    "update",
+    epilog=examples(
+        'makers-store msg update c_42 msg_0000000003_ab12cd34ef --content "fixed typo"',
+        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta rating=5",
+    ),
+)
 def update_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
@@ -233,7 +275,7 @@ def update_command(
     new_meta = parse_pairs(meta, "--meta") if meta else None
     if not (has_content or meta or clear_meta):
         raise UsageProblem("nothing to change: pass a content option, --meta or --clear-meta")
-    with open_session(ctx) as session:
+    with open_session(ctx) as session, _known(conversation_id, message_id):
         store, cid, mid = session.store, conversation_id, message_id
         if has_content and (meta or clear_meta):
             message = store.update_message(
@@ -251,19 +293,43 @@ def update_command(
         stdout().print(message_view(message, full=True))
 
 
-@app.command("delete")
+@app.command(
+    "delete",
+    epilog=examples(
+        "makers-store msg delete c_42 msg_0000000003_ab12cd34ef --yes",
+    ),
+)
 def delete_command(
-    ctx: typer.Context, conversation_id: ConversationId, message_id: MessageId
+    ctx: typer.Context, conversation_id: ConversationId, message_id: MessageId, yes: Yes = False
 ) -> None:
-    """Delete one message."""
-    with open_session(ctx) as session:
+    """Delete one message (asks first)."""
+    from makers_store.admin import read_message
+
+    from .errors import CliError
+
+    with open_session(ctx) as session, _known(conversation_id, message_id):
+        if not yes:
+            shown = session.call(read_message(session.blobs, conversation_id, message_id))
+            if shown is None:
+                raise _unknown(conversation_id, message_id)
+            if not confirmed(
+                f"Delete message {message_id} ({shown.role}) of conversation "
+                f"{conversation_id!r}? This cannot be undone"
+            ):
+                raise CliError(f"message {message_id} not deleted (--yes skips the question)")
         session.store.delete_message(conversation_id=conversation_id, message_id=message_id)
     from .render import stderr
 
     stderr().print(f"deleted {message_id}")
 
 
-@app.command("tail")
+@app.command(
+    "tail",
+    epilog=examples(
+        "makers-store msg tail c_42 --follow",
+        "makers-store msg tail c_42 --follow --json | jq -r .content",
+    ),
+)
 def tail_command(
     ctx: typer.Context,
     conversation_id: ConversationId,

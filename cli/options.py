@@ -6,7 +6,10 @@ Only typer and the standard library at import time (``--help`` stays fast).
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,6 +17,9 @@ from typing import Annotated, Any
 import typer
 
 from .errors import UsageProblem
+
+#: The API's page size limit; the CLI pages through larger requests.
+PAGE = 100
 
 
 class Order(StrEnum):
@@ -31,8 +37,33 @@ class Role(StrEnum):
 JsonOutput = Annotated[
     bool, typer.Option("--json", help="Print JSON with the API's field names, for scripts.")
 ]
+
+
+def complete_conversation_ids(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Tab completion (typer's ``--install-completion``): ids of the current
+    store's most recent conversations. Never creates a store, never fails."""
+    try:
+        from .context import Session
+
+        url = ctx.find_root().params.get("store")
+        session = Session(url if isinstance(url, str) else None)
+        try:
+            page = session.store.list_conversations(limit=PAGE)
+        finally:
+            session.close()
+        return [m.conversation_id for m in page.items if m.conversation_id.startswith(incomplete)]
+    except Exception:  # a completion that fails offers nothing rather than a traceback
+        return []
+
+
 ConversationId = Annotated[
-    str, typer.Argument(metavar="CONVERSATION_ID", help="The conversation id.", show_default=False)
+    str,
+    typer.Argument(
+        metavar="CONVERSATION_ID",
+        help="The conversation id.",
+        show_default=False,
+        autocompletion=complete_conversation_ids,
+    ),
 ]
 UserFilter = Annotated[
     str | None, typer.Option("--user", "-u", metavar="USER_ID", help="Only this user's.")
@@ -46,9 +77,13 @@ Before = Annotated[
     typer.Option("--before", metavar="CURSOR", help="End before this cursor (in listing order)."),
 ]
 All = Annotated[bool, typer.Option("--all", "-a", help="Every page, not only the first.")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
-#: The API's page size limit; the CLI pages through larger requests.
-PAGE = 100
+
+def examples(*lines: str) -> str:
+    """A command's help epilog: one or two example command lines, printed as
+    written (click's ``\\b`` marker stops it from re-wrapping them)."""
+    return "Examples:\n\n\b\n" + "\n".join(f"  $ {line}" for line in lines)
 
 
 def _reject_constant(name: str) -> Any:
@@ -82,9 +117,48 @@ def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, Any]:
     return out
 
 
-def read_text_argument(value: str) -> str:
-    """``-`` means standard input."""
-    return sys.stdin.read() if value == "-" else value
+def _shown(raw: bytes) -> str:
+    """Bytes as the user typed them, undecodable ones as ``\\xNN``."""
+    return raw.decode("utf-8", errors="backslashreplace")
+
+
+def utf8_text(data: bytes, where: str) -> str:
+    """``data`` decoded as UTF-8, or a usage error naming ``where``."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageProblem(
+            f"{where} is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
+        ) from None
+
+
+def check_arguments_are_utf8(argv: list[str]) -> None:
+    """Refuse command-line words that are not UTF-8 (Python hands them over as
+    lone surrogates, which no store accepts), naming the option they belong to."""
+    for position, word in enumerate(argv):
+        raw = os.fsencode(word)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            continue
+        if word.startswith("--") and "=" in word:
+            owner, _, value = word.partition("=")
+            raw = os.fsencode(value)
+        elif position > 0 and argv[position - 1].startswith("-") and argv[position - 1] != "-":
+            owner = argv[position - 1]
+        else:
+            owner = "argument"
+        raise UsageProblem(f"{owner} '{_shown(raw)}' is not UTF-8 text")
+
+
+def read_text_argument(value: str, option: str) -> str:
+    """``-`` means standard input (read as UTF-8; anything else is refused,
+    naming ``option``)."""
+    if value != "-":
+        return value
+    return utf8_text(sys.stdin.buffer.read(), f"standard input (for {option} -)")
 
 
 def read_content(
@@ -107,9 +181,10 @@ def read_content(
             raise UsageProblem("pass the content: --content, --content-json or --content-file")
         return False, None
     if content is not None:
-        return True, read_text_argument(content)
+        return True, read_text_argument(content, "--content")
     if content_json is not None:
-        return True, parse_json(read_text_argument(content_json), "--content-json")
+        text = read_text_argument(content_json, "--content-json")
+        return True, parse_json(text, "--content-json")
     assert content_file is not None
     try:
         return True, content_file.read_text(encoding="utf-8")
@@ -121,6 +196,35 @@ def read_content(
 
 def _clip(text: str, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+@contextmanager
+def api_arguments_as_flags(*names: str) -> Iterator[None]:
+    """The library names its arguments (``after must be ...``); the user typed
+    ``--after``: say that instead."""
+    from makers_store.errors import MemoryValidationError
+
+    try:
+        yield
+    except MemoryValidationError as exc:
+        message = str(exc)
+        for name in names:
+            if message.startswith(f"{name} "):
+                raise UsageProblem(f"--{message}") from None
+        raise
+
+
+def confirmed(question: str) -> bool:
+    """Ask on stderr, read the answer from stdin; no answer (EOF) is no.
+    (typer.confirm echoes its input prompt, a space, to stdout.)"""
+    from .text import printable
+
+    sys.stderr.write(f"{printable(question)} [y/N]: ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer.endswith("\n"):
+        sys.stderr.write("\n")
+    return answer.strip().lower() in ("y", "yes")
 
 
 def check_cursor_flags(after: str | None, before: str | None) -> None:

@@ -2,6 +2,10 @@
 
 Imported by commands when they run (never at ``--help`` time); rich is
 imported here, at module level.
+
+Every line a person reads goes through :class:`Screen`: user data is printed
+as text (never rich markup or emoji codes), with terminal control characters
+shown escaped (:mod:`.text`). ``--json`` output is written exactly.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
-from rich.json import JSON
+from rich.highlighter import JSONHighlighter
 from rich.padding import Padding
 from rich.progress import (
     BarColumn,
@@ -29,6 +33,8 @@ from rich.text import Text
 
 from makers_store import ConversationMeta, Message
 
+from .text import printable, printable_json, printable_line
+
 ROLE_STYLES = {
     "user": "bold cyan",
     "assistant": "bold green",
@@ -37,14 +43,64 @@ ROLE_STYLES = {
 }
 #: Strings longer than this inside structured content are abbreviated in transcripts.
 LONG_STRING = 300
+#: The width rich lays out for when output is not a terminal: never reached, so
+#: nothing is wrapped for a pipe or a file.
+UNBOUNDED = 1_000_000
 
 
-def stdout() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+def _console(*, stderr: bool, width: int | None = None) -> Console:
+    return Console(
+        stderr=stderr,
+        highlight=False,
+        markup=False,  # strings are text: '[/INST]' is printed, not parsed
+        emoji=False,  # ':smile:' too
+        width=width,
+        soft_wrap=width is not None,
+    )
 
 
-def stderr() -> Console:
-    return Console(stderr=True, highlight=False)
+class Screen:
+    """Human output on stdout or stderr.
+
+    On a terminal rich wraps lines to its width. Anywhere else (a pipe, a
+    file) every line is written whole and without the trailing spaces rich
+    adds to align its layout, so ``grep``, ``cut`` and diffs see the text.
+    """
+
+    def __init__(self, *, stderr: bool = False) -> None:
+        self._stderr = stderr
+        console = _console(stderr=stderr)
+        self.is_terminal = console.is_terminal
+        self._console = console if self.is_terminal else _console(stderr=stderr, width=UNBOUNDED)
+
+    def print(self, *items: RenderableType | str, style: str | None = None) -> None:
+        shown = [text(item) if isinstance(item, str) else item for item in items]
+        if self.is_terminal:
+            self._console.print(*shown, style=style)
+            return
+        with self._console.capture() as captured:
+            self._console.print(*shown, style=style)
+        stream = sys.stderr if self._stderr else sys.stdout
+        stream.write("\n".join(line.rstrip(" ") for line in captured.get().split("\n")))
+        stream.flush()
+
+
+def stdout() -> Screen:
+    return Screen()
+
+
+def stderr() -> Screen:
+    return Screen(stderr=True)
+
+
+def text(value: str, style: str | None = None) -> Text:
+    """User data (or a line holding some) as rich Text, control characters escaped."""
+    return Text(printable(value), style=style or "")
+
+
+def cell(value: str, style: str | None = None) -> Text:
+    """One table cell or one-line field: :func:`text` with newlines escaped too."""
+    return Text(printable_line(value), style=style or "")
 
 
 # --- JSON for scripts ------------------------------------------------------------
@@ -53,6 +109,11 @@ def stderr() -> Console:
 def json_text(value: Any, *, indent: int | None = None) -> str:
     separators = None if indent else (",", ":")
     return json.dumps(value, ensure_ascii=False, indent=indent, separators=separators)
+
+
+def human_json(value: Any) -> str:
+    """Indented JSON for people: the same value, control characters as ``\\u`` escapes."""
+    return printable_json(json_text(value, indent=2))
 
 
 def emit_json(document: Any) -> None:
@@ -119,9 +180,11 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
         ("created", when(meta.created_at)),
         ("last message", when(meta.last_message_at)),
     ]
+    if users:
+        rows.append(("users", ", ".join(users)))
     for label, value in rows:
         lines.append(f"{label:>13}  ", style="dim")
-        lines.append(f"{value}\n")
+        lines.append(printable_line(value) + "\n")
     parts: list[RenderableType] = [lines]
     if meta.metadata:
         parts += [Text("     metadata", style="dim"), json_view(meta.metadata)]
@@ -132,7 +195,8 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
 
 
 def json_view(value: Any) -> RenderableType:
-    return JSON.from_data(value, indent=2, ensure_ascii=False)
+    # rich's JSON() would dump the value again, undoing the escapes.
+    return JSONHighlighter()(Text(human_json(value)))
 
 
 def _abbreviate(value: Any) -> Any:
@@ -148,7 +212,7 @@ def _abbreviate(value: Any) -> Any:
 def content_view(content: Any, *, full: bool) -> RenderableType:
     """Text as text; multimodal parts one by one; other JSON pretty-printed."""
     if isinstance(content, str):
-        return Text(content)
+        return text(content)
     shown = content if full else _abbreviate(content)
     if isinstance(content, list) and all(isinstance(part, dict) for part in content):
         parts: list[RenderableType] = []
@@ -157,9 +221,9 @@ def content_view(content: Any, *, full: bool) -> RenderableType:
             if kind in ("text", "input_text", "output_text") and isinstance(
                 original.get("text"), str
             ):
-                parts.append(Text(original["text"]))
+                parts.append(text(original["text"]))
             else:
-                parts.append(Text(f"[{kind or 'part'}]", style="italic dim"))
+                parts.append(cell(f"[{kind or 'part'}]", style="italic dim"))
                 parts.append(json_view(part))
         return Group(*parts)
     return json_view(shown)
@@ -167,8 +231,9 @@ def content_view(content: Any, *, full: bool) -> RenderableType:
 
 def message_header(message: Message) -> Text:
     header = Text()
-    header.append(f"{message.role:<9}", style=ROLE_STYLES.get(message.role, "bold"))
-    header.append(f" {message.message_id}", style="dim")
+    role = printable_line(message.role)
+    header.append(f"{role:<9}", style=ROLE_STYLES.get(message.role, "bold"))
+    header.append(f" {printable_line(message.message_id)}", style="dim")
     header.append(f"  {when(message.created_at)}")
     if message.updated_at is not None:
         header.append(f"  edited {local_time(message.updated_at)}", style="italic")
@@ -181,7 +246,7 @@ def message_view(message: Message, *, full: bool = False) -> RenderableType:
         Padding(content_view(message.content, full=full), (0, 0, 0, 2), expand=False),
     ]
     if message.metadata:
-        metadata = Text("metadata " + json_text(message.metadata), style="dim")
+        metadata = Text("metadata " + printable_json(json_text(message.metadata)), style="dim")
         parts.append(Padding(metadata, (0, 0, 0, 2), expand=False))
     return Group(*parts)
 
@@ -205,7 +270,7 @@ class Tracker:
 @contextmanager
 def progress(description: str, total: int | None) -> Iterator[Tracker]:
     """A progress bar on stderr, shown only when stderr is a terminal."""
-    console = stderr()
+    console = _console(stderr=True)
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -15,23 +15,41 @@ if TYPE_CHECKING:
     from makers_store.emulator.runtime.routes import RouteTable
 
 
-def _print_routes(routes: RouteTable) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+#: Helper modules the route table names before it only counts the rest.
+SHOWN_HELPERS = 5
 
-    table = Table(title="routes", title_justify="left")
-    table.add_column("method")
-    table.add_column("path")
-    table.add_column("file")
+
+def _route_lines(routes: RouteTable) -> list[str]:
+    """``  ANY   /api/**   cloud-functions/api/index.py (Flask app)``, one per route."""
+    width = max((len(route.shown_path) for route in routes.all), default=0)
+    lines = []
     for route in routes.all:
-        method = "POST" if route.runtime == "agent" else "do_*"
-        table.add_row(method, escape(route.path), escape(route.relative))
+        kind = "" if route.runtime == "agent" else f" ({route.entry_label})"
+        lines.append(f"  {route.methods:<4}  {route.shown_path:<{width}}  {route.relative}{kind}")
+    return lines
+
+
+def _print_routes(routes: RouteTable) -> None:
+    """The route table, then the cloud-function helper modules (which are not routed)."""
+    from rich.console import Console
+    from rich.text import Text
+
     console = Console()
+
+    def say(line: str) -> None:  # user data: never markup, never re-wrapped
+        console.print(Text(line), highlight=False, soft_wrap=True)
+
     if routes.all:
-        console.print(table)
+        say("routes")
+        for line in _route_lines(routes):
+            say(line)
     else:
-        console.print("no routes yet: add agents/<name>.py or cloud-functions/<path>.py")
+        say("no routes yet: add agents/<name>.py or cloud-functions/<path>.py")
+    if routes.helpers:
+        shown = ", ".join(routes.helpers[:SHOWN_HELPERS])
+        more = len(routes.helpers) - SHOWN_HELPERS
+        say(f"helpers (not routed: no entry pattern): {shown}"
+            + (f" and {more} more" if more > 0 else ""))
     console.file.flush()
 
 
@@ -86,7 +104,32 @@ def serve_command(
         typer.Option(min=1, help="Replace a worker after it has served this many requests."),
     ] = None,
     reload: Annotated[
-        bool, typer.Option("--reload", help="Restart the workers when a .py or .env file changes.")
+        bool,
+        typer.Option(
+            "--reload", help="Restart the workers when a .py, .env or edgeone.json file changes."
+        ),
+    ] = False,
+    sticky: Annotated[
+        bool,
+        typer.Option(
+            "--sticky",
+            help="Keep each conversation on one instance (the platform's usual case) instead "
+            "of rotating it.",
+        ),
+    ] = False,
+    no_tools: Annotated[
+        bool,
+        typer.Option(
+            "--no-tools",
+            help="ctx.tools and ctx.sandbox run nothing (no local commands, files or code).",
+        ),
+    ] = False,
+    no_function_limits: Annotated[
+        bool,
+        typer.Option(
+            "--no-function-limits",
+            help="Lift the platform's cloud-function limits (6 MB body, 120 s per request).",
+        ),
     ] = False,
 ) -> None:
     """Run a Makers project's agents/ and cloud-functions/ locally, context injected."""
@@ -103,12 +146,16 @@ def serve_command(
             instances=instances,
             recycle_every=recycle_every,
             reload=reload,
+            sticky=sticky,
+            tools_enabled=not no_tools,
+            function_limits=not no_function_limits,
         )
     )
+    listeners = server.listen(prepared)  # a port in use fails here, before the route table
     for warning in prepared.warnings:
         _warn(warning)
     _print_routes(prepared.routes)
-    server.run(prepared, on_routes=_print_routes)
+    server.run(prepared, listeners, on_routes=_print_routes)
 
 
 def init_command(

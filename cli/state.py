@@ -8,7 +8,7 @@ import typer
 
 from .context import open_session
 from .errors import NotFound
-from .options import ConversationId, JsonOutput
+from .options import ConversationId, JsonOutput, examples
 
 app = typer.Typer(
     help="Get, set, delete and list a conversation's JSON state.",
@@ -19,7 +19,7 @@ app = typer.Typer(
 Key = Annotated[str, typer.Argument(metavar="KEY", help="The state key.", show_default=False)]
 
 
-@app.command("get")
+@app.command("get", epilog=examples("makers-store state get c_42 pending_run"))
 def get_command(
     ctx: typer.Context, conversation_id: ConversationId, key: Key, as_json: JsonOutput = False
 ) -> None:
@@ -29,15 +29,21 @@ def get_command(
         value = state.get(key)
         if value is None and key not in state.items():
             raise NotFound(f"state key {key!r} is not set in conversation {conversation_id!r}")
-    from .render import emit_json, emit_json_line
+    from .render import emit_json_line, human_json
 
     if as_json:
-        emit_json_line(value)  # compact, on one line
+        emit_json_line(value)  # compact, on one line, exact
     else:
-        emit_json(value)
+        typer.echo(human_json(value))
 
 
-@app.command("set")
+@app.command(
+    "set",
+    epilog=examples(
+        "makers-store state set c_42 step '{\"n\": 2}'",
+        "makers-store state set c_42 note '\"text\"'",
+    ),
+)
 def set_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
@@ -45,7 +51,7 @@ def set_command(
     value: Annotated[
         str,
         typer.Argument(
-            metavar="JSON",
+            metavar="VALUE",
             help="The value as JSON, e.g. '{\"step\": 2}' or '\"text\"' ('-' reads stdin).",
             show_default=False,
         ),
@@ -54,12 +60,12 @@ def set_command(
     """Store a JSON value under KEY."""
     from .options import parse_json, read_text_argument
 
-    parsed = parse_json(read_text_argument(value), "the value")
-    with open_session(ctx) as session:
+    parsed = parse_json(read_text_argument(value, "VALUE"), "VALUE")
+    with open_session(ctx, create=True) as session:
         session.state(conversation_id).set(key, parsed)
 
 
-@app.command("delete")
+@app.command("delete", epilog=examples("makers-store state delete c_42 step"))
 def delete_command(ctx: typer.Context, conversation_id: ConversationId, key: Key) -> None:
     """Remove KEY (exit code 3 when it is not set)."""
     with open_session(ctx) as session:
@@ -69,7 +75,13 @@ def delete_command(ctx: typer.Context, conversation_id: ConversationId, key: Key
         state.delete(key)
 
 
-@app.command("list")
+@app.command(
+    "list",
+    epilog=examples(
+        "makers-store state list c_42",
+        "makers-store state list c_42 --json",
+    ),
+)
 def list_command(
     ctx: typer.Context, conversation_id: ConversationId, as_json: JsonOutput = False
 ) -> None:
@@ -83,7 +95,8 @@ def list_command(
         return
     from rich.table import Table
 
-    from .render import json_text, stderr, stdout
+    from .render import cell, json_text, stderr, stdout
+    from .text import printable_json
 
     if not items:
         stderr().print(f"no state in {conversation_id!r}")
@@ -92,5 +105,5 @@ def list_command(
     table.add_column("key", overflow="fold")
     table.add_column("value", overflow="fold")
     for name, item in sorted(items.items()):
-        table.add_row(name, json_text(item))
+        table.add_row(cell(name), cell(printable_json(json_text(item))))
     stdout().print(table)

@@ -6,10 +6,7 @@ The format and the import's guarantees are described in
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +26,9 @@ def _destination(output: Path | None) -> Iterator[Callable[[str], object]]:
         yield sys.stdout.write
         sys.stdout.flush()
         return
+    import os
+    import tempfile
+
     directory = output.resolve().parent
     handle = tempfile.NamedTemporaryFile(
         "w", encoding="utf-8", dir=directory, prefix=f".{output.name}.", suffix=".tmp", delete=False
@@ -69,29 +69,45 @@ def export_command(
     from makers_store.admin import count_conversations
     from makers_store.transfer import export_jsonl
 
+    from .errors import Interrupted
     from .render import progress, stderr
 
-    with open_session(ctx) as session:
-        total = (
-            len(set(conversation))
-            if conversation
-            else session.call(count_conversations(session.blobs))
-        )
-        with _destination(output) as write, progress("exporting", total) as bar:
-            counts = session.call(
-                export_jsonl(
-                    session.blobs,
-                    write,
-                    conversation_ids=conversation,
-                    user_id=user,
-                    on_conversation=bar.advance,
-                )
+    done = 0
+    total = 0
+    try:
+        with open_session(ctx) as session:
+            total = (
+                len(set(conversation))
+                if conversation
+                else session.call(count_conversations(session.blobs))
             )
+            with _destination(output) as write, progress("exporting", total) as bar:
+
+                def exported() -> None:
+                    nonlocal done
+                    session.checkpoint()  # stops here after Ctrl-C: done is exact
+                    done += 1
+                    bar.advance()
+
+                counts = session.call(
+                    export_jsonl(
+                        session.blobs,
+                        write,
+                        conversation_ids=conversation,
+                        user_id=user,
+                        on_conversation=exported,
+                    )
+                )
+    except KeyboardInterrupt:
+        # _destination removed the temporary file: FILE is as it was.
+        left = f"{output} was not written" if output is not None else "the output is incomplete"
+        raise Interrupted(
+            f"export interrupted after {done} of {total} conversations; {left}"
+        ) from None
     where = f" to {output}" if output is not None else ""
     stderr().print(
         f"exported {counts.conversations} conversations, {counts.messages} messages, "
         f"{counts.state_entries} state entries{where}",
-        markup=False,
     )
 
 
@@ -101,6 +117,9 @@ def _readable(file: Path) -> Iterator[Path]:
     if str(file) != "-":
         yield file
         return
+    import shutil
+    import tempfile
+
     with tempfile.TemporaryDirectory(prefix="makers-store-import-") as directory:
         copy = Path(directory) / "stdin.jsonl"
         with copy.open("wb") as handle:
@@ -121,9 +140,10 @@ def import_command(
     """Read JSON lines written by export back into the store (idempotent)."""
     from makers_store.importer import import_jsonl
 
-    from .errors import UsageProblem
+    from .errors import Interrupted, UsageProblem
     from .render import emit_json, progress, stderr
 
+    line = total = 0
     with _readable(file) as path:
         if not path.is_file():
             raise UsageProblem(f"FILE {str(file)!r} is not a readable file")
@@ -132,13 +152,27 @@ def import_command(
             with path.open("rb") as handle:
                 yield from handle
 
-        with open_session(ctx) as session, progress("importing", None) as bar:
-            counts = session.call(import_jsonl(session.blobs, lines, progress=bar.update))
+        try:
+            with open_session(ctx, create=True) as session, progress("importing", None) as bar:
+
+                def advanced(done: int, of: int) -> None:
+                    nonlocal line, total
+                    line, total = done, of
+                    session.checkpoint()  # stops here after Ctrl-C, after line `done`
+                    bar.update(done, of)
+
+                counts = session.call(import_jsonl(session.blobs, lines, progress=advanced))
+        except KeyboardInterrupt:
+            # Claim only what the importer reported: it stopped in the progress
+            # callback that followed line `line` (before any, it was reading).
+            where = f"at line {line} of {total}" if total else "while reading the file"
+            raise Interrupted(
+                f"import interrupted {where}; run the same import again to finish"
+            ) from None
     if as_json:
         emit_json(counts.to_dict())
         return
     stderr().print(
         f"imported {counts.conversations} conversations, {counts.messages} messages, "
         f"{counts.state_entries} state entries from {file}",
-        markup=False,
     )

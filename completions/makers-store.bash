@@ -16,25 +16,25 @@ _makers_store_commands() {
 
 _makers_store_options() {
     case "$1" in
-        "") echo '--store --debug --install-completion --show-completion -h --help' ;;
+        "") echo '--store --debug --version -V --install-completion --show-completion -h --help' ;;
         "info") echo '--json -h --help' ;;
         "export") echo '--conversation -c --user -u --output -o -h --help' ;;
         "import") echo '--json -h --help' ;;
         "copy") echo '--prune --json -h --help' ;;
-        "serve") echo '--host --port --store --instances --recycle-every --reload -h --help' ;;
+        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits -h --help' ;;
         "init") echo '--force -h --help' ;;
         "conv") echo '-h --help' ;;
         "conv list") echo '--user -u --limit -n --order --after --before --all -a --json -h --help' ;;
         "conv show") echo '--json -h --help' ;;
         "conv update") echo '--set --unset --json -h --help' ;;
         "conv delete") echo '--yes -y -h --help' ;;
-        "conv clear") echo '-h --help' ;;
+        "conv clear") echo '--yes -y -h --help' ;;
         "msg") echo '-h --help' ;;
         "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u -h --help' ;;
         "msg list") echo '--limit -n --order --after --before --all -a --json -h --help' ;;
         "msg show") echo '--json -h --help' ;;
         "msg update") echo '--content -c --content-json --content-file --meta -m --clear-meta --json -h --help' ;;
-        "msg delete") echo '-h --help' ;;
+        "msg delete") echo '--yes -y -h --help' ;;
         "msg tail") echo '--lines -n --follow -f --interval --json -h --help' ;;
         "state") echo '-h --help' ;;
         "state get") echo '--json -h --help' ;;
@@ -53,7 +53,7 @@ _makers_store_options() {
 
 _makers_store_value() {
     case "$1|$2" in
-        "|--store") echo 'any' ;;
+        "|--store") echo 'file' ;;
         "export|--conversation") echo 'any' ;;
         "export|-c") echo 'any' ;;
         "export|--user") echo 'any' ;;
@@ -62,7 +62,7 @@ _makers_store_value() {
         "export|-o") echo 'file' ;;
         "serve|--host") echo 'any' ;;
         "serve|--port") echo 'any' ;;
-        "serve|--store") echo 'any' ;;
+        "serve|--store") echo 'file' ;;
         "serve|--instances") echo 'any' ;;
         "serve|--recycle-every") echo 'any' ;;
         "conv list|--user") echo 'any' ;;
@@ -143,6 +143,7 @@ _makers_store() {
     fi
     case "$cmdpath" in
         "import" | "serve" | "init") COMPREPLY=($(compgen -f -- "$cur")) ;;
+        "conv show" | "conv update" | "conv delete" | "conv clear" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
     esac
     return 0
 }

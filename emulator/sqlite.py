@@ -79,6 +79,11 @@ def _range_sql(op: ListKeys | Scan) -> tuple[str, list[Any]]:
     return range_query(op, "blobs", "?")
 
 
+def _cannot_write(exc: sqlite3.Error) -> bool:
+    """SQLITE_CANTOPEN (no ``-shm``/``-wal`` can be created) or SQLITE_READONLY."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (8, 14)
+
+
 def _is_busy(exc: sqlite3.Error) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)
     return code in _BUSY_CODES or "locked" in str(exc) or "busy" in str(exc)
@@ -105,44 +110,84 @@ class SqliteBlobStore(BlobStore):
         self._inline_lock = threading.Lock()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="makers-sqlite")
         self._closed = False
+        #: Why the store is open read-only (None: writable); decided on first use.
+        self.read_only: str | None = None
+        self._read_only_uri = ""
         self._etag_prefix = os.urandom(6).hex() + "-"
         self._etags = itertools.count(1)
 
     # --- connections -----------------------------------------------------
 
-    def _connect(self, busy_timeout_ms: int) -> sqlite3.Connection:
-        try:
+    def _open(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        if self.read_only is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        except (OSError, sqlite3.Error) as exc:
-            raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
+        else:
+            conn = sqlite3.connect(
+                self._read_only_uri, uri=True, isolation_level=None, check_same_thread=False
+            )
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-        except sqlite3.Error as exc:
+        except BaseException:
             conn.close()
-            raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
+            raise
         return conn
 
+    def _connect(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        try:
+            return self._open(busy_timeout_ms)
+        except (OSError, sqlite3.Error) as exc:
+            raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
+
     def _worker_connection(self) -> sqlite3.Connection:
-        """The worker thread's connection; the first one brings the schema up to date."""
-        if self._worker_conn is None:
-            conn = self._connect(self.busy_timeout_ms)
+        """The worker thread's connection; the first one brings the schema up to
+        date, or, when the file cannot be written, opens it read-only."""
+        while self._worker_conn is None:
             try:
-                self.schema_version = self._prepare(conn)
-            except (sqlite3.Error, RuntimeError) as exc:
-                conn.close()
+                conn = self._open(self.busy_timeout_ms)
+                try:
+                    self.schema_version = self._prepare(conn)
+                except BaseException:
+                    conn.close()
+                    raise
+                self._worker_conn = conn
+            except sqlite3.OperationalError as exc:
+                if _cannot_write(exc) and self.path.is_file() and self._fall_back_to_read_only():
+                    continue
                 raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
-            except BaseException:
-                conn.close()
-                raise
-            self._worker_conn = conn
+            except (OSError, sqlite3.Error, RuntimeError) as exc:
+                raise BackendError(f"cannot open SQLite store {self.path}: {exc}") from exc
         return self._worker_conn
+
+    def _fall_back_to_read_only(self) -> bool:
+        """Choose how to read a store this process cannot write (a read-only
+        directory or file). WAL readers need the ``-shm`` file: ``mode=ro``
+        works when it exists or can be made; else, with no ``-wal`` file
+        either, nobody can be writing (a writer would need to create both), so
+        the file is read as ``immutable``. Returns False when neither holds."""
+        if self.read_only is not None and "immutable" in self._read_only_uri:
+            return False
+        wal = Path(f"{self.path}-wal")
+        if self.read_only is None:
+            self.read_only = "the file or its directory is not writable"
+            self._read_only_uri = f"{self.path.resolve().as_uri()}?mode=ro"
+            return True
+        if wal.exists():
+            return False
+        self._read_only_uri = f"{self.path.resolve().as_uri()}?immutable=1"
+        return True
 
     def _prepare(self, conn: sqlite3.Connection) -> int:
         version = int(conn.execute("PRAGMA user_version").fetchone()[0])
         if version == migrations.SCHEMA_VERSION:  # the common case: no write lock to open
             return version
+        if self.read_only is not None:
+            raise BackendError(
+                f"SQLite store {self.path} has schema version {version}, this version of "
+                f"makers-store needs {migrations.SCHEMA_VERSION}, and {self.read_only}: "
+                "open it once where it can be written to upgrade it"
+            )
         self._enable_wal(conn)
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -217,6 +262,11 @@ class SqliteBlobStore(BlobStore):
             return result
         except sqlite3.Error as exc:
             self._rollback(conn)
+            if _cannot_write(exc):
+                raise BackendError(
+                    f"SQLite store {self.path} cannot be written ({exc}): "
+                    "writing needs write access to the file and its directory"
+                ) from exc
             raise BackendError(f"SQLite store {self.path}: {exc}") from exc
         except BaseException:
             self._rollback(conn)
@@ -237,9 +287,18 @@ class SqliteBlobStore(BlobStore):
             raise BackendError(f"SQLite store {self.path}: cannot begin: {exc}") from exc
         return self._run_unit(conn, program)
 
+    def _refuse_write(self, program: Program[T]) -> BackendError:
+        program.close()
+        return BackendError(
+            f"SQLite store {self.path} is open read-only ({self.read_only}): "
+            "writing needs write access to the file and its directory"
+        )
+
     def _run_in_worker(self, program: Program[T], write: bool) -> T:
         try:
             conn = self._worker_connection()
+            if write and self.read_only is not None:
+                raise self._refuse_write(program)
             self._begin(conn, write)
         except sqlite3.Error as exc:
             program.close()
@@ -263,6 +322,8 @@ class SqliteBlobStore(BlobStore):
         if self._closed:
             program.close()
             raise BackendError(f"SQLite store {self.path} is closed")
+        if write and self.read_only is not None:
+            raise self._refuse_write(program)
         if self._worker_conn is not None and self._inline_lock.acquire(blocking=False):
             try:
                 return self._run_inline(program, write)
@@ -304,6 +365,7 @@ class SqliteBlobStore(BlobStore):
             "size_bytes": size,
             "schema_version": self.schema_version,
             "journal_mode": "wal",
+            "read_only": self.read_only,
             "synchronous": self.synchronous,
         }
 

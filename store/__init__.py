@@ -8,25 +8,69 @@ See README.md for the API; :mod:`makers_store.errors` draws the error tree.
 
 from __future__ import annotations
 
-from .api import ContextStore, StateStore
-from .blob import Blob, BlobInfo, BlobStore
-from .clock import Clock, IdSource
-from .convert import to_anthropic_messages, to_openai_input
-from .errors import (
-    BackendError,
-    MemoryConflictError,
-    MemoryCorruptError,
-    MemoryNotFoundError,
-    MemoryQuotaExceededError,
-    MemoryValidationError,
-    MissingExtraError,
-    PreconditionFailedError,
-    StoreError,
-)
-from .factory import open_blob_store, open_store
-from .location import StoreLocation
-from .models import ConversationMeta, ListConversationsResult, Message
-from .sync_api import SyncContextStore, SyncStateStore
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .api import ContextStore, StateStore
+    from .blob import Blob, BlobInfo, BlobStore
+    from .clock import Clock, IdSource
+    from .convert import to_anthropic_messages, to_openai_input
+    from .errors import (
+        BackendError,
+        MemoryConflictError,
+        MemoryCorruptError,
+        MemoryNotFoundError,
+        MemoryQuotaExceededError,
+        MemoryValidationError,
+        MissingExtraError,
+        PreconditionFailedError,
+        StoreError,
+    )
+    from .factory import open_blob_store, open_store
+    from .location import StoreLocation
+    from .models import ConversationMeta, ListConversationsResult, Message
+    from .sync_api import SyncContextStore, SyncStateStore
+
+# Imported on first use (PEP 562): importing any submodule, such as the CLI
+# (makers_store.cli), runs this file first, and `makers-store --help` must not
+# pay for the API and its backends (issue 12, item 22).
+_SOURCES = {
+    ".api": ("ContextStore", "StateStore"),
+    ".blob": ("Blob", "BlobInfo", "BlobStore"),
+    ".clock": ("Clock", "IdSource"),
+    ".convert": ("to_anthropic_messages", "to_openai_input"),
+    ".errors": (
+        "BackendError",
+        "MemoryConflictError",
+        "MemoryCorruptError",
+        "MemoryNotFoundError",
+        "MemoryQuotaExceededError",
+        "MemoryValidationError",
+        "MissingExtraError",
+        "PreconditionFailedError",
+        "StoreError",
+    ),
+    ".factory": ("open_blob_store", "open_store"),
+    ".location": ("StoreLocation",),
+    ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
+    ".sync_api": ("SyncContextStore", "SyncStateStore"),
+}
+_MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "BackendError",
@@ -61,4 +105,7 @@ def open_sync_store(
     url: str | None = None, *, clock: Clock | None = None, ids: IdSource | None = None
 ) -> SyncContextStore:
     """The blocking twin of :func:`open_store` (for cloud functions, scripts, the CLI)."""
+    from .factory import open_store
+    from .sync_api import SyncContextStore
+
     return SyncContextStore(open_store(url, clock=clock, ids=ids))

@@ -158,6 +158,14 @@ async def read_message(blobs: BlobStore, conversation_id: str, message_id: str) 
     return await blobs.run(_read_message(conversation_id, message_id), write=False)
 
 
+async def conversation_users(blobs: BlobStore, conversation_id: str) -> list[str] | None:
+    """The user ids whose index lists the conversation (``user_id`` of its
+    appends), or None when it does not exist. Not part of ConversationMeta,
+    whose fields are the platform's; ``conv show`` prints them."""
+    record = await blobs.run(visible_meta(conversation_id), write=False)
+    return None if record is None else list(record.user_ids)
+
+
 # --- index entries --------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ operation at a time, like object storage), ``postgresql://user@host/db``
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -17,7 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 from .api import ContextStore
 from .blob import BlobStore
 from .clock import Clock, IdSource
-from .errors import MemoryValidationError
+from .errors import MemoryNotFoundError, MemoryValidationError
 from .location import StoreLocation, resolve
 
 # scheme -> "module:factory"; each factory takes (url, path, options) and returns a BlobStore.
@@ -30,9 +31,20 @@ BACKENDS: dict[str, str] = {
 }
 
 
+# ``sqlite:/x.db``, ``s3:bucket``: a scheme without ``//`` is a mistyped URL, not
+# a file name (one letter before the colon may be a Windows drive).
+_SCHEME_WITHOUT_SLASHES = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")
+
+
 def split_url(url: str) -> tuple[str, str, dict[str, str]]:
     """(scheme, path, options) of a store URL; a bare path is a SQLite file."""
     if "://" not in url:
+        if _SCHEME_WITHOUT_SLASHES.match(url):
+            raise MemoryValidationError(
+                f"url {url!r} is not a store URL: write scheme://..., e.g. "
+                "sqlite:///relative.db or sqlite:////absolute.db (a file name "
+                "with a colon: ./name)"
+            )
         return "sqlite", str(Path(url).expanduser()), {}
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
@@ -51,8 +63,13 @@ def split_url(url: str) -> tuple[str, str, dict[str, str]]:
     return scheme, path, dict(parse_qsl(parts.query))
 
 
-def open_blob_store(url: str) -> BlobStore:
+def open_blob_store(url: str, *, create: bool = True) -> BlobStore:
+    """The Blob store at ``url``. With ``create=False`` a store that does not
+    exist yet is refused (MemoryNotFoundError) instead of being created: for
+    readers, so that a mistyped path is reported, not made."""
     scheme, path, options = split_url(url)
+    if not create and scheme == "sqlite" and not Path(path).is_file():
+        raise MemoryNotFoundError(f"no store at {path}; writes create it")
     target = BACKENDS.get(scheme)
     if target is None:
         known = ", ".join(f"{name}://" for name in sorted(BACKENDS))
@@ -64,8 +81,14 @@ def open_blob_store(url: str) -> BlobStore:
 
 
 def open_store(
-    url: str | None = None, *, clock: Clock | None = None, ids: IdSource | None = None
+    url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    ids: IdSource | None = None,
+    create: bool = True,
 ) -> ContextStore:
-    """Open the store at ``url`` (see :mod:`makers_store.location` for the default)."""
+    """Open the store at ``url`` (see :mod:`makers_store.location` for the
+    default); ``create=False``: see :func:`open_blob_store`."""
     location: StoreLocation = resolve(url)
-    return ContextStore(open_blob_store(location.url), clock=clock, ids=ids, location=location)
+    blobs = open_blob_store(location.url, create=create)
+    return ContextStore(blobs, clock=clock, ids=ids, location=location)

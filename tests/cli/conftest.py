@@ -49,9 +49,17 @@ class Cli:
         return run.stdout
 
 
+def make_store(url: str) -> str:
+    """Create an empty store at ``url`` (read commands refuse a missing one)."""
+    with makers_store.open_sync_store(url) as store:
+        store.list_conversations()
+    return url
+
+
 @pytest.fixture
 def url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path}/s.db"
+    """An existing, empty SQLite store in tmp_path."""
+    return make_store(f"sqlite:///{tmp_path}/s.db")
 
 
 @pytest.fixture
@@ -84,6 +92,25 @@ def with_blobs(url: str, action: Callable[[makers_store.BlobStore], Awaitable[T]
             return await action(store.blobs)
 
     return asyncio.run(run())
+
+
+def snapshot(url: str) -> dict[str, bytes]:
+    """Every blob of the store, to compare before and after a command."""
+
+    async def read(blobs: makers_store.BlobStore) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        after: str | None = None
+        while True:
+            batch = await blobs.list("", start_after=after, limit=500)
+            for info in batch:
+                blob = await blobs.get(info.key)
+                assert blob is not None
+                found[info.key] = blob.data
+            if len(batch) < 500:
+                return found
+            after = batch[-1].key
+
+    return with_blobs(url, read)
 
 
 def console_script() -> list[str]:

@@ -99,9 +99,9 @@ def test_msg_show_update_delete(cli: Cli, lib: makers_store.SyncContextStore) ->
     cli.ok("msg", "update", "c1", mid, "--clear-meta")
     assert lib.get_messages(conversation_id="c1")[0].metadata is None
     assert cli("msg", "update", "c1", mid).exit_code == 2
-    cli.ok("msg", "delete", "c1", mid)
+    cli.ok("msg", "delete", "c1", mid, "--yes")
     assert lib.get_messages(conversation_id="c1") == []
-    assert cli("msg", "delete", "c1", mid).exit_code == 3
+    assert cli("msg", "delete", "c1", mid, "--yes").exit_code == 3
     assert cli("msg", "show", "c1", mid).exit_code == 3
 
 
@@ -142,11 +142,11 @@ def test_conv_show_update_clear_delete(cli: Cli, lib: makers_store.SyncContextSt
     meta = lib.get_conversation(conversation_id="c1")
     assert meta is not None and meta.metadata == {"title": "My chat", "n": 3}
     shown = json.loads(cli.ok("conv", "show", "c1", "--json"))
-    assert shown == meta.to_dict()
+    assert shown == {**meta.to_dict(), "user_ids": []}
     assert "My chat" in cli.ok("conv", "show", "c1")
     assert cli("conv", "update", "c1").exit_code == 2
     assert cli("conv", "update", "c1", "--set", "novalue").exit_code == 2
-    cli.ok("conv", "clear", "c1")
+    cli.ok("conv", "clear", "c1", "--yes")
     cleared = lib.get_conversation(conversation_id="c1")
     assert cleared is not None and cleared.message_count == 0
     assert cleared.metadata == {"title": "My chat", "n": 3}

@@ -10,7 +10,7 @@ from typing import Any
 
 import makers_store
 from makers_store import keys
-from tests.cli.conftest import Cli, with_blobs
+from tests.cli.conftest import Cli, make_store, with_blobs
 
 ODD_ID = "odd/../id %41 ü"
 ADAPTER_KEY = keys.adapter_prefix("c1", "claude") + "session/1"
@@ -143,7 +143,7 @@ def test_a_bad_line_is_named_and_nothing_is_written(cli: Cli, url: str, tmp_path
     dump = tmp_path / "dump.jsonl"
     cli.ok("export", "-o", str(dump))
     lines = dump.read_text().splitlines()
-    target = Cli(f"sqlite:///{tmp_path}/target.db")
+    target = Cli(make_store(f"sqlite:///{tmp_path}/target.db"))
     for number, bad in (
         (4, "{not json"),
         (
@@ -189,7 +189,7 @@ def test_export_and_import_memory_stays_bounded(cli: Cli, url: str, tmp_path: Pa
     assert stored > count * size
     # Warm up (imports allocate too), then measure growth over the baseline.
     tiny = tmp_path / "tiny.jsonl"
-    Cli(f"sqlite:///{tmp_path}/empty.db").ok("export", "-o", str(tiny))
+    Cli(make_store(f"sqlite:///{tmp_path}/empty.db")).ok("export", "-o", str(tiny))
     Cli(f"sqlite:///{tmp_path}/empty.db").ok("import", str(tiny))
     dump = tmp_path / "big.jsonl"
     tracemalloc.start()

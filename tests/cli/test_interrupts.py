@@ -1,0 +1,110 @@
+"""Ctrl-C during export and import says what was done, and it is true
+(issue 12, item 15): real processes, interrupted with SIGINT mid-run."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import makers_store
+from tests.cli.conftest import console_script, run_process
+
+CONVERSATIONS = 6000
+
+
+def build(url: str) -> None:
+    async def fill() -> None:
+        async with makers_store.open_store(url) as store:
+            for n in range(CONVERSATIONS):
+                cid = f"c{n:05}"
+                await store.append_message(conversation_id=cid, role="user", content="x" * 100)
+
+    asyncio.run(fill())
+
+
+def interrupt_when(args: list[str], ready: Callable[[], bool]) -> subprocess.CompletedProcess[str]:
+    """Run the CLI, send SIGINT once ``ready()``, and wait for it to exit."""
+    env = {k: v for k, v in os.environ.items() if k != "MAKERS_STORE_DEBUG"}
+    process = subprocess.Popen(
+        [*console_script(), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not ready():
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the command never got going"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+@pytest.mark.slow
+def test_interrupted_export_says_how_far_it_got_and_leaves_no_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path}/src.db"
+    build(url)
+    output = tmp_path / "dump.jsonl"
+
+    def writing() -> bool:
+        return any(p.stat().st_size > 0 for p in tmp_path.glob(".dump.jsonl.*.tmp"))
+
+    done = interrupt_when(["--store", url, "export", "-o", str(output)], writing)
+    assert done.returncode == 130, done.stderr
+    match = re.fullmatch(
+        rf"error: export interrupted after (\d+) of {CONVERSATIONS} conversations; "
+        rf"{re.escape(str(output))} was not written\n",
+        done.stderr,
+    )
+    assert match, done.stderr
+    assert int(match.group(1)) < CONVERSATIONS
+    assert list(tmp_path.glob("dump*")) == [] and list(tmp_path.glob(".dump*")) == []
+
+
+@pytest.mark.slow
+def test_interrupted_import_says_where_it_stopped_and_a_rerun_finishes(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path}/src.db"
+    build(source)
+    dump = tmp_path / "dump.jsonl"
+    assert run_process("--store", source, "export", "-o", str(dump)).returncode == 0
+    lines = len(dump.read_bytes().splitlines())
+    target = f"sqlite:///{tmp_path}/dst.db"
+
+    def importing() -> bool:
+        if not (tmp_path / "dst.db").exists():
+            return False
+        try:
+            with makers_store.open_sync_store(target) as store:
+                return bool(store.list_conversations(limit=1).items)
+        except makers_store.StoreError:  # the file is there, its schema not yet
+            return False
+
+    done = interrupt_when(["--store", target, "import", str(dump)], importing)
+    assert done.returncode == 130, done.stderr
+    match = re.fullmatch(
+        rf"error: import interrupted at line (\d+) of {lines}; "
+        r"run the same import again to finish\n",
+        done.stderr,
+    )
+    assert match, done.stderr
+    assert 1 < int(match.group(1)) <= lines
+    again = run_process("--store", target, "import", str(dump))
+    assert again.returncode == 0, again.stderr
+    redo = tmp_path / "redo.jsonl"
+    assert run_process("--store", target, "export", "-o", str(redo)).returncode == 0
+    assert redo.read_bytes() == dump.read_bytes()
