@@ -51,6 +51,10 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
         "makers_store/api.py",
         "makers_store/emulator/sqlite.py",
         "makers_store/emulator/runtime/__init__.py",
+        "makers_store/emulator/runtime/tools/__init__.py",
+        # served code imports `_platform`; it ships as package data, put on the workers' path
+        "makers_store/emulator/runtime/shim/_platform/context.py",
+        "makers_store/emulator/runtime/shim/_platform/memory.py",
         "makers_store/cli/main.py",
     ]:
         assert required in names, required

@@ -15,7 +15,8 @@ everything needing starlette or uvicorn is imported on use.
 
 from __future__ import annotations
 
-from .context import PlatformOnlyError
+from .context import AbortActiveRunResult, PlatformOnlyError
 from .sse import StreamResponse
 
-__all__ = ["PlatformOnlyError", "StreamResponse"]
+# not the sse() function: it would shadow the .sse module on this package
+__all__ = ["AbortActiveRunResult", "PlatformOnlyError", "StreamResponse"]

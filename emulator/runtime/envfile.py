@@ -9,6 +9,7 @@ always wins, as with dotenv tools). Syntax: ``KEY=value`` lines, optional
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,3 +82,21 @@ def env_file_keys(project: Path) -> list[str]:
         if path.is_file():
             keys.update(parse_env(path.read_text(encoding="utf-8"), source=str(path)))
     return sorted(keys)
+
+
+def positive_number(name: str, default: float) -> float:
+    """``$name`` as a number above 0, or ``default`` when unset; ValueError naming it if bad.
+
+    For the few limits tests need to shorten (timeouts, caps); the production
+    value stays the named default.
+    """
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"{name} must be more than 0, not {raw!r}")
+    return value

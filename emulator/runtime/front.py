@@ -1,51 +1,58 @@
 """The front: the one public port, forwarding each request to a worker process.
 
 It never imports project code, so nothing a handler does can take it down.
-Per request it gives the conversation an id if it has none, picks a worker
-(:meth:`.supervisor.WorkerPool.acquire`), forwards the request, and relays
-the answer: a body with a ``Content-Length`` in one piece, anything else
-(server-sent events) chunk by chunk as the worker produces it. It adds
-``makers-instance`` and ``makers-instance-pid`` to every response. If the
-client disconnects, the connection to the worker is closed, which sets the
-run's ``signal`` there. A second listener on 127.0.0.1 takes the workers'
-control calls (abort fan-out), guarded by a per-session token.
+Per request it picks the run id (passed to the worker in an internal header,
+so it is known at dispatch), picks a worker
+(:meth:`.supervisor.WorkerPool.acquire`), streams the request to it
+(:mod:`.front_body`: capped, never held whole), and relays the answer: a body
+with a ``Content-Length`` in one piece, anything else (server-sent events)
+chunk by chunk as the worker produces it. It adds ``makers-instance`` and
+``makers-instance-pid`` to every response. If the client disconnects, the
+connection to the worker is closed, which sets the run's ``signal`` there.
+A second listener on 127.0.0.1 takes the workers' control calls (abort
+fan-out, :mod:`.front_control`). Connection-level limits (header timeout,
+connection cap) are in :mod:`.front_limits`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
+from .front_body import BodyRefused, ClientGone, body_pieces, declared_length
+from .front_control import InflightRuns, serve_control
+from .front_headers import (
+    CLOSE,
+    FROM_WORKER_DROPPED,
+    conversation_of,
+    forwarded_headers,
+    header,
+    identity_headers,
+    instance_headers,
+    send_json,
+)
+from .front_limits import FrontLimits
 from .http_client import Connection, Headers, ResponseHead, UpstreamError
-from .runs import new_conversation_id, new_run_id
-from .sse import sse
+from .runs import new_run_id
+from .sse import SSE_CONNECTION_HEADER, sse
 from .supervisor import NoInstanceError, Worker, WorkerPool
-from .worker_app import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, TOKEN_HEADER
+from .worker_app import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER
 
 logger = logging.getLogger("makers_store.serve")
 
-MAX_BODY_BYTES = 100 * 1024 * 1024
 CONNECT_TIMEOUT_S = 10.0
 #: Longest wait for a worker's answer to begin, and longest pause inside a stream.
 RESPONSE_TIMEOUT_S = 600.0
-_HOP_BY_HOP = {
-    b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te",
-    b"trailer", b"upgrade", b"expect", b"content-length", b"host",
-}
-_FROM_WORKER_DROPPED = {
-    b"connection", b"keep-alive", b"transfer-encoding", b"content-length", b"date", b"server",
-}
-
-
+#: A worker's answer up to this size is collected before it is relayed, so a
+#: worker that dies mid-answer gives a clean 502; a larger one is relayed piece
+#: by piece (bounding the front's memory), and such a failure cuts it short.
+WHOLE_RESPONSE_BYTES = 1024 * 1024
 @dataclass
 class _Outcome:
     """What the access log line says about one proxied request."""
@@ -55,70 +62,33 @@ class _Outcome:
     note: str = ""
 
 
-class _TooLarge(Exception):
-    pass
-
-
-class _ClientGone(Exception):
-    pass
-
-
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGone
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise _TooLarge
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
 def _shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _header(headers: Headers, name: bytes) -> bytes | None:
-    for key, value in headers:
-        if key == name:
-            return value
-    return None
-
-
-def _conversation(scope: Scope) -> bytes:
-    """The request's conversation id, or a new one."""
-    given = _header(scope["headers"], CONVERSATION_HEADER.encode())
-    return given or new_conversation_id().encode()
-
-
-async def _send_json(
-    send: Send, status: int, payload: Any, headers: Headers | None = None
-) -> None:
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body, "more_body": False})
+def _piece_by_piece(head: ResponseHead, method: str) -> bool:
+    """Whether the worker's answer is relayed as it arrives rather than collected first."""
+    if head.status in (204, 304):
+        return False
+    declared = head.get(b"content-length")
+    if declared is None:
+        return True  # a stream (server-sent events, chunked)
+    return method != "HEAD" and declared.isdigit() and int(declared) > WHOLE_RESPONSE_BYTES
 
 
 class FrontApp:
-    def __init__(self, pool: WorkerPool, token: str, control_port: int) -> None:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        token: str,
+        control_port: int,
+        limits: FrontLimits | None = None,
+    ) -> None:
         self.pool = pool
         self.token = token
         self.control_port = control_port
+        self.limits = limits or FrontLimits()
+        self.inflight = InflightRuns()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -128,14 +98,14 @@ class FrontApp:
             return  # websockets are not part of the platform's agent runtimes
         server = scope.get("server")
         if server is not None and server[1] == self.control_port:
-            await self._control(scope, receive, send)
+            await serve_control(
+                scope, receive, send, token=self.token, inflight=self.inflight,
+                pool=self.pool, limits=self.limits,
+            )
         elif scope["path"].startswith(INTERNAL_PREFIX):
-            identity = [
-                (CONVERSATION_HEADER.encode(), _conversation(scope)),
-                (RUN_HEADER.encode(), new_run_id().encode()),
-            ]
+            identity = identity_headers(conversation_of(scope), new_run_id())
             body = {"error": "not found", "method": scope["method"], "path": scope["path"]}
-            await _send_json(send, 404, body, identity)
+            await send_json(send, 404, body, identity)
         else:
             await self._proxy(scope, receive, send)
 
@@ -148,82 +118,89 @@ class FrontApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    # --- control (workers -> front) -------------------------------------------
-
-    async def _control(self, scope: Scope, receive: Receive, send: Send) -> None:
-        token = _header(scope["headers"], TOKEN_HEADER.encode()) or b""
-        if not hmac.compare_digest(token, self.token.encode()):
-            await _send_json(send, 404, {"error": "not found"})
-            return
-        if scope["path"] != INTERNAL_PREFIX + "abort" or scope["method"] != "POST":
-            await _send_json(send, 404, {"error": "not found"})
-            return
-        try:
-            data = json.loads(await _read_body(receive))
-            count = await self.pool.broadcast_abort(data["conversation_id"], data.get("except_run"))
-        except (_ClientGone, _TooLarge, ValueError, KeyError, TypeError) as exc:
-            await _send_json(send, 400, {"error": f"bad abort request: {exc!r}"})
-            return
-        await _send_json(send, 200, {"aborted": count})
-
     # --- proxy (clients -> workers) -------------------------------------------
 
     async def _proxy(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = time.perf_counter()
-        method: str = scope["method"]
-        headers: Headers = list(scope["headers"])
-        cid = _conversation(scope)
-        fallback = [
-            (CONVERSATION_HEADER.encode(), cid),
-            (RUN_HEADER.encode(), new_run_id().encode()),
-        ]
+        cid = conversation_of(scope)
+        run_id = new_run_id()
+        fallback = identity_headers(cid, run_id)
         try:
-            body = await _read_body(receive)
-        except _ClientGone:
+            conversation = cid.decode("utf-8")
+        except UnicodeDecodeError:
+            fallback = identity_headers(b"", run_id)
+            message = f"the {CONVERSATION_HEADER} header is not UTF-8"
+            await send_json(send, 400, {"error": message}, fallback)
             return
-        except _TooLarge:
-            await _send_json(
-                send, 413, {"error": f"request body over {MAX_BODY_BYTES} bytes"}, fallback
-            )
+        try:  # refused before reading any of it, so a huge upload costs nothing
+            length = declared_length(scope["headers"], self.limits)
+        except BodyRefused as exc:
+            await send_json(send, exc.status, {"error": exc.message}, [*fallback, CLOSE])
             return
-        forwarded: Headers = [
-            (k, v)
-            for k, v in headers
-            if k not in _HOP_BY_HOP
-            and not k.startswith(b"makers-internal")
-            and k != CONVERSATION_HEADER.encode()
-        ]
-        host = _header(headers, b"host")
-        forwarded += [(b"host", host or b"localhost"), (CONVERSATION_HEADER.encode(), cid)]
-        client = scope.get("client")
-        if client:
-            forwarded.append((b"x-forwarded-for", str(client[0]).encode()))
         try:
-            worker, connection = await self._open(cid.decode("utf-8", "replace"))
+            worker, connection = await self._open(conversation)
         except (NoInstanceError, UpstreamError) as exc:
             status = 503 if isinstance(exc, NoInstanceError) else 502
-            logger.warning("%s %s -> %d: %s", method, scope["path"], status, exc)
-            await _send_json(send, status, {"error": str(exc)}, fallback)
+            logger.warning("%s %s -> %d: %s", scope["method"], scope["path"], status, exc)
+            await send_json(send, status, {"error": str(exc)}, fallback)
             return
         outcome = _Outcome()
+        self.inflight.add(conversation, run_id, worker)
         try:
-            await self._exchange(
-                worker, connection, scope, receive, send, forwarded, body, fallback, outcome
-            )
+            request = forwarded_headers(scope, cid, run_id)
+            if await self._send_request(
+                worker, connection, scope, receive, send, request, length, fallback, outcome
+            ):
+                await self._exchange(worker, connection, scope, receive, send, fallback, outcome)
         finally:
+            self.inflight.remove(conversation, run_id)
             await connection.close()
             self.pool.release(worker)
             logger.info(
                 "%s %s -> %s %.0fms instance=%d conversation=%s run=%s%s",
-                method,
+                scope["method"],
                 scope["path"],
                 outcome.status or "-",
                 (time.perf_counter() - started) * 1000,
                 worker.serial,
-                _shorten(cid.decode("utf-8", "replace")),
+                _shorten(conversation) or "-",
                 outcome.run.decode("latin-1") or "-",
                 outcome.note,
             )
+
+    async def _send_request(
+        self,
+        worker: Worker,
+        connection: Connection,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        headers: Headers,
+        length: int | None,
+        fallback: Headers,
+        outcome: _Outcome,
+    ) -> bool:
+        """Stream the request to the worker; False when it failed (and was answered)."""
+        target = scope.get("raw_path") or scope["path"].encode()
+        if scope.get("query_string"):
+            target += b"?" + scope["query_string"]
+        chunked = length is None and header(scope["headers"], b"transfer-encoding") is not None
+        try:
+            await connection.send_streamed(
+                scope["method"], target, headers, body_pieces(receive, self.limits),
+                None if chunked else (length or 0),
+            )
+        except ClientGone:
+            outcome.note = " (client disconnected while sending the body)"
+            return False
+        except BodyRefused as exc:
+            outcome.status, outcome.note = exc.status, f" ({exc.message})"
+            await send_json(send, exc.status, {"error": exc.message}, [*fallback, CLOSE])
+            return False
+        except UpstreamError as exc:
+            await self._failed(worker, send, fallback + instance_headers(worker), outcome, exc)
+            return False
+        return True
 
     async def _open(self, conversation_id: str) -> tuple[Worker, Connection]:
         """A worker for the request and a connection to it.
@@ -255,11 +232,10 @@ class FrontApp:
         scope: Scope,
         receive: Receive,
         send: Send,
-        forwarded: Headers,
-        body: bytes,
         fallback: Headers,
         outcome: _Outcome,
     ) -> None:
+        """Relay the worker's answer, closing its connection if the client leaves."""
         finished = asyncio.Event()
         gone = asyncio.Event()
 
@@ -272,9 +248,7 @@ class FrontApp:
                     return
 
         forward = asyncio.create_task(
-            self._forward(
-                worker, connection, scope, send, forwarded, body, fallback, outcome, finished
-            )
+            self._forward(worker, connection, scope, send, fallback, outcome, finished)
         )
         watcher = asyncio.create_task(watch())
         try:
@@ -297,32 +271,29 @@ class FrontApp:
         connection: Connection,
         scope: Scope,
         send: Send,
-        forwarded: Headers,
-        body: bytes,
         fallback: Headers,
         outcome: _Outcome,
         finished: asyncio.Event,
     ) -> None:
         method: str = scope["method"]
-        target = scope.get("raw_path") or scope["path"].encode()
-        if scope.get("query_string"):
-            target += b"?" + scope["query_string"]
-        instance = [
-            (b"makers-instance", str(worker.serial).encode()),
-            (b"makers-instance-pid", str(worker.pid).encode()),
-        ]
+        instance = instance_headers(worker)
         try:
-            await connection.send_request(method, target, forwarded, body)
             head = await asyncio.wait_for(connection.read_head(), RESPONSE_TIMEOUT_S)
         except (UpstreamError, TimeoutError) as exc:
             await self._failed(worker, send, fallback + instance, outcome, exc)
             return
         outcome.status = head.status
         outcome.run = head.get(RUN_HEADER.encode()) or b""
-        headers = [(k, v) for k, v in head.headers if k not in _FROM_WORKER_DROPPED]
+        headers = [(k, v) for k, v in head.headers if k not in FROM_WORKER_DROPPED]
         headers += instance
-        if head.get(b"content-length") is None and head.status not in (204, 304):
-            await self._relay_stream(worker, connection, head, method, send, headers, finished)
+        if _piece_by_piece(head, method):
+            declared = head.get(b"content-length")
+            if declared is not None:  # a large answer: relayed as the worker announced it
+                headers.append((b"content-length", declared))
+            await self._relay_stream(
+                worker, connection, head, method, send, headers, finished,
+                http_version=scope.get("http_version", "1.1"),
+            )
             return
         try:
             data = await asyncio.wait_for(
@@ -346,7 +317,7 @@ class FrontApp:
         message = f"instance {worker.serial} {state} while handling this request"
         outcome.status = 502
         outcome.note = f" ({message}: {exc})"
-        await _send_json(send, 502, {"error": message, "instance": worker.serial}, headers)
+        await send_json(send, 502, {"error": message, "instance": worker.serial}, headers)
 
     async def _send_whole(
         self,
@@ -373,10 +344,14 @@ class FrontApp:
         send: Send,
         headers: Headers,
         finished: asyncio.Event,
+        *,
+        http_version: str,
     ) -> None:
+        is_sse = (head.get(b"content-type") or b"").startswith(b"text/event-stream")
+        if is_sse and http_version == "1.1":
+            headers = [*headers, SSE_CONNECTION_HEADER]
         await send({"type": "http.response.start", "status": head.status, "headers": headers})
         pieces = connection.iter_body(head, method=method)
-        is_sse = (head.get(b"content-type") or b"").startswith(b"text/event-stream")
         while True:
             try:
                 piece = await asyncio.wait_for(anext(pieces), RESPONSE_TIMEOUT_S)

@@ -63,6 +63,41 @@ class Connection:
         except OSError as exc:
             raise UpstreamError(f"sending the request failed: {exc}") from exc
 
+    async def send_streamed(
+        self,
+        method: str,
+        target: bytes,
+        headers: Sequence[tuple[bytes, bytes]],
+        pieces: AsyncIterator[bytes],
+        length: int | None,
+    ) -> None:
+        """The request with its body sent piece by piece as ``pieces`` yields it.
+
+        Framed by ``Content-Length`` when ``length`` is known, chunked otherwise.
+        Each piece is drained before the next is read, so only about one piece
+        is held in memory. What ``pieces`` raises propagates unchanged.
+        """
+        chunked = length is None
+        framing = (
+            b"transfer-encoding: chunked" if length is None else b"content-length: %d" % length
+        )
+        lines = [method.encode("ascii") + b" " + target + b" HTTP/1.1"]
+        lines += [name + b": " + value for name, value in headers]
+        lines += [framing, b"connection: close"]
+        try:
+            self.writer.write(b"\r\n".join(lines) + b"\r\n\r\n")
+            async for piece in pieces:
+                if chunked:
+                    self.writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                else:
+                    self.writer.write(piece)
+                await self.writer.drain()
+            if chunked:
+                self.writer.write(b"0\r\n\r\n")
+            await self.writer.drain()
+        except OSError as exc:
+            raise UpstreamError(f"sending the request failed: {exc}") from exc
+
     async def _line(self) -> bytes:
         try:
             line = await self.reader.readuntil(b"\r\n")

@@ -1,4 +1,4 @@
-"""``--reload``: notice edits to a project's Python code and ``.env`` files.
+"""``--reload``: notice edits to a project's Python code, ``.env`` files and edgeone.json.
 
 Polls file modification times (no extra dependency; fine for a project's
 size). Hidden folders (``.git``, ``.venv``, ``.makers-store``),
@@ -17,6 +17,7 @@ from .envfile import ENV_FILES
 
 POLL_INTERVAL_S = 0.5
 _SKIPPED = {"__pycache__", "node_modules"}
+_WATCHED_NAMES = {*ENV_FILES, "edgeone.json"}
 
 Snapshot = dict[str, tuple[int, int]]
 
@@ -33,7 +34,7 @@ def snapshot(project: Path) -> Snapshot:
             and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
         ]
         for name in files:
-            if name.endswith(".py") or name in ENV_FILES:
+            if name.endswith(".py") or name in _WATCHED_NAMES:
                 path = os.path.join(root, name)
                 try:
                     stat = os.stat(path)

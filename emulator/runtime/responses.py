@@ -30,14 +30,27 @@ from .sse import SSE_HEADERS, StreamResponse, dumps, sse, to_frame
 
 logger = logging.getLogger("makers_store.serve")
 
-#: After a streaming client disconnects, the handler sees ``signal`` set and
-#: has this long to finish (e.g. save a partial answer) before it is cancelled.
-DISCONNECT_GRACE_S = 2.0
 _ENVELOPE_KEYS = {"status_code", "body", "headers"}
 
 
 class ResultError(TypeError):
     """The handler returned something that cannot be sent."""
+
+
+#: on_end(status): the run is over; status is "ok", "error", "interrupted" or the
+#: run's stop reason ("aborted", "disconnected", "timeout").
+OnEnd = Callable[[str], None]
+
+
+def is_graph_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is LangGraph's ``GraphInterrupt`` (human-in-the-loop, not an error).
+
+    Checked by name along the class's bases, so langgraph is never imported here.
+    """
+    return any(
+        cls.__name__ == "GraphInterrupt" and cls.__module__.startswith("langgraph")
+        for cls in type(exc).__mro__
+    )
 
 
 def json_response(
@@ -69,7 +82,7 @@ def _status(value: Any) -> int:
     return value
 
 
-def to_response(result: Any, run: Run, on_stream_end: Callable[[], None]) -> Response:
+def to_response(result: Any, run: Run, on_stream_end: OnEnd) -> Response:
     """The response for ``result`` (see the module docstring)."""
     if isinstance(result, tuple):
         if len(result) not in (2, 3):
@@ -98,7 +111,7 @@ def _body(
     status: int,
     headers: Mapping[str, str] | None,
     run: Run,
-    on_stream_end: Callable[[], None],
+    on_stream_end: OnEnd,
 ) -> Response:
     extra = _lower(headers)
     if isinstance(body, Response):
@@ -147,7 +160,7 @@ class SSEResponse(Response):
         status: int,
         headers: Mapping[str, str],
         run: Run,
-        on_end: Callable[[], None],
+        on_end: OnEnd,
     ) -> None:
         self.source = source
         self.status_code = status
@@ -156,44 +169,53 @@ class SSEResponse(Response):
         self.on_end = on_end
         self.init_headers({**SSE_HEADERS, **headers})
 
-    async def _drive(self, send: Send) -> None:
+    async def _drive(self, send: Send) -> str:
+        """Send every frame; the run's status at the end."""
         iterator = _iterate(self.source)
+        status = "ok"
         try:
             async for item in iterator:
                 frame = to_frame(item)
                 await send({"type": "http.response.body", "body": frame, "more_body": True})
         except Exception as exc:
+            if is_graph_interrupt(exc):
+                logger.info("run %s: GraphInterrupt; the stream ends (not an error)",
+                            self.run.run_id)
+                return "interrupted"
             logger.exception("run %s: the stream raised", self.run.run_id)
             frame = sse({"error": f"{type(exc).__name__}: {exc}"}, event="error")
             await send({"type": "http.response.body", "body": frame, "more_body": True})
+            status = "error"
         finally:
             await iterator.aclose()
             close = getattr(self.source, "aclose", None)
             if close is not None:
                 await close()
-
-    async def _grace_after_disconnect(self) -> None:
-        await self.run.disconnected.wait()
-        await asyncio.sleep(DISCONNECT_GRACE_S)
+        return status
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send(
             {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
         )
         driver = asyncio.create_task(self._drive(send))
-        grace = asyncio.create_task(self._grace_after_disconnect())
+        stop = asyncio.create_task(self.run.must_stop.wait())
+        status = "error"
         try:
-            await asyncio.wait({driver, grace}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait({driver, stop}, return_when=asyncio.FIRST_COMPLETED)
             if not driver.done():
                 logger.warning(
-                    "run %s: client gone for %.0fs; cancelling the stream",
+                    "run %s: %s and still streaming after the grace period; cancelling it",
                     self.run.run_id,
-                    DISCONNECT_GRACE_S,
+                    self.run.reason,
                 )
                 driver.cancel()
             await asyncio.gather(driver, return_exceptions=True)
+            if not driver.cancelled() and driver.exception() is None:
+                status = driver.result()
+            if (self.run.reason is not None and status == "ok") or driver.cancelled():
+                status = self.run.reason or "error"
         finally:
-            grace.cancel()
-            await asyncio.gather(grace, return_exceptions=True)
-            self.on_end()
+            stop.cancel()
+            await asyncio.gather(stop, return_exceptions=True)
+            self.on_end(status)
         await send({"type": "http.response.body", "body": b"", "more_body": False})

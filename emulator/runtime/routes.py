@@ -11,8 +11,10 @@ one path segment, ``[[default]].py`` matches everything below its folder
 catch-all.
 
 In both folders a file or folder whose name starts with ``_`` is a private
-module: importable by relative imports, never routed. Only the file system
-is read here; nothing is imported.
+module: importable by relative imports, never routed. A cloud-function file
+is routed only if it has one of the platform's entry patterns
+(:mod:`.entry_patterns`, the context handler included); every other file there
+is a helper module. Only the file system is read here; nothing is imported.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .entry_patterns import EntryKind, find_entry
+
 AGENTS_DIR = "agents"
 FUNCTIONS_DIR = "cloud-functions"
 #: Module names of the two folders when imported (see loader.py).
@@ -30,7 +34,11 @@ FUNCTIONS_PACKAGE = "_makers_cloud_functions"
 
 _PARAM = re.compile(r"^\[([A-Za-z_][A-Za-z0-9_]*)\]$")
 _CATCH_ALL = re.compile(r"^\[\[([A-Za-z_][A-Za-z0-9_]*)\]\]$")
-_SKIPPED_DIRS = {"__pycache__", "node_modules"}
+_SKIPPED_AGENT_DIRS = {"__pycache__", "node_modules"}
+#: The folders the platform never scans for cloud functions.
+_SKIPPED_FUNCTION_DIRS = {
+    "__pycache__", ".git", "node_modules", "venv", ".venv", "scripts", "tests", ".pytest_cache",
+}
 
 SegmentKind = Literal["static", "param", "catch_all"]
 _RANK: dict[SegmentKind, int] = {"static": 0, "param": 1, "catch_all": 2}
@@ -52,17 +60,47 @@ class Route:
     relative: str  # "agents/chat/stop.py" (what logs and errors show)
     module: str  # "_makers_agents.chat.stop"
     segments: tuple[Segment, ...]
+    #: How the module is entered: an agent's ``handler``, a cloud function's
+    #: ``class handler``, its framework ``app`` / Django ``application``, or its
+    #: ``handler`` function (a context handler).
+    entry: EntryKind = "agent"
+    #: What the route table shows about the entry ("agent", "Flask app", ...).
+    entry_label: str = "agent"
 
     @property
     def methods(self) -> str:
-        return "POST" if self.runtime == "agent" else "any (do_GET, do_POST, ...)"
+        """The methods it answers, as the route table shows them."""
+        if self.runtime == "agent":
+            return "POST"
+        return "do_*" if self.entry == "handler" else "ANY"  # a class answers its do_* only
+
+    @property
+    def shown_path(self) -> str:
+        """The path as the route table shows it: ``/api/**`` for an app owning ``/api``."""
+        if not self.owns_subtree:
+            return self.path
+        return self.path.rstrip("/") + "/**"
+
+    @property
+    def entry_attribute(self) -> str:
+        """The module attribute the runtime calls."""
+        return "handler" if self.entry in ("agent", "handler", "context_handler") else self.entry
+
+    @property
+    def owns_subtree(self) -> bool:
+        """Framework apps answer their prefix and everything below it."""
+        return self.entry in ("app", "application")
 
     def sort_key(self) -> tuple[tuple[int, str], ...]:
-        return tuple((_RANK[s.kind], s.value) for s in self.segments)
+        key = tuple((_RANK[s.kind], s.value) for s in self.segments)
+        # a framework app ranks like a catch-all below its prefix
+        return (*key, (_RANK["catch_all"], "")) if self.owns_subtree else key
 
     def match(self, parts: list[str]) -> dict[str, str] | None:
         """Path parameters if ``parts`` (the URL's segments) match this route."""
         params: dict[str, str] = {}
+        if self.owns_subtree and len(parts) > len(self.segments):
+            parts = parts[: len(self.segments)]
         for index, segment in enumerate(self.segments):
             if segment.kind == "catch_all":
                 params[segment.value] = "/".join(parts[index:])
@@ -83,6 +121,9 @@ class RouteTable:
     agents: tuple[Route, ...] = ()
     functions: tuple[Route, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    #: Cloud-function files without an entry pattern ("cloud-functions/api/_db.py"):
+    #: importable helper modules, never routed.
+    helpers: tuple[str, ...] = field(default=())
 
     @property
     def all(self) -> tuple[Route, ...]:
@@ -119,30 +160,48 @@ def _segment(name: str, *, allow_dynamic: bool) -> Segment:
     return Segment("static", name)
 
 
-def _candidates(root: Path) -> list[Path]:
+def _candidates(root: Path, skipped: set[str]) -> list[Path]:
     files: list[Path] = []
     for file in sorted(root.rglob("*.py")):
         relative = file.relative_to(root)
-        if any(part in _SKIPPED_DIRS or part.startswith(".") for part in relative.parts):
+        if any(part in skipped or part.startswith(".") for part in relative.parts[:-1]):
+            continue
+        if relative.name.startswith("."):
             continue
         files.append(file)
     return files
 
 
+@dataclass
+class _Found:
+    routes: dict[str, Route] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    helpers: list[str] = field(default_factory=list)
+
+
 def _discover(
     project: Path, folder: str, package: str, runtime: Literal["agent", "function"]
-) -> tuple[list[Route], list[str]]:
+) -> _Found:
     root = project / folder
-    routes: dict[str, Route] = {}
-    warnings: list[str] = []
+    found = _Found()
+    routes, warnings = found.routes, found.warnings
     if not root.is_dir():
-        return [], []
-    for file in _candidates(root):
+        return found
+    skipped = _SKIPPED_AGENT_DIRS if runtime == "agent" else _SKIPPED_FUNCTION_DIRS
+    for file in _candidates(root, skipped):
         relative = file.relative_to(root)
         names = [*relative.parts[:-1], relative.stem]
         shown = f"{folder}/{relative.as_posix()}"
         if any(name.startswith("_") for name in names):
             continue  # a private module (or __init__.py): importable, never routed
+        entry: EntryKind = "agent"
+        label = "agent"
+        if runtime == "function":
+            function_entry = find_entry(file)
+            if function_entry is None:
+                found.helpers.append(shown)  # the platform copies it but does not route it
+                continue
+            entry, label = function_entry.kind, function_entry.label
         if any("." in name for name in names):
             warnings.append(f"{shown}: not routed (a module name cannot contain '.')")
             continue
@@ -153,21 +212,22 @@ def _discover(
             warnings.append(f"{shown}: not routed (a [[catch-all]] must be the last segment)")
             continue
         path = "/" + "/".join(routed)
-        route = Route(runtime, path, file.resolve(), shown, module, segments)
+        route = Route(runtime, path, file.resolve(), shown, module, segments, entry, label)
         if path in routes:
             warnings.append(f"{shown}: not routed ({routes[path].relative} already answers {path})")
             continue
         routes[path] = route
-    ordered = sorted(routes.values(), key=lambda r: r.sort_key())
-    return ordered, warnings
+    return found
 
 
 def discover(project: Path) -> RouteTable:
     """Scan ``project`` (a directory) for agent and cloud-function routes."""
     project = project.resolve()
-    agents, agent_warnings = _discover(project, AGENTS_DIR, AGENTS_PACKAGE, "agent")
-    functions, function_warnings = _discover(project, FUNCTIONS_DIR, FUNCTIONS_PACKAGE, "function")
-    warnings = agent_warnings + function_warnings
+    found_agents = _discover(project, AGENTS_DIR, AGENTS_PACKAGE, "agent")
+    found_functions = _discover(project, FUNCTIONS_DIR, FUNCTIONS_PACKAGE, "function")
+    agents = sorted(found_agents.routes.values(), key=lambda r: r.sort_key())
+    functions = sorted(found_functions.routes.values(), key=lambda r: r.sort_key())
+    warnings = found_agents.warnings + found_functions.warnings
     function_paths = {route.path: route for route in functions}
     for route in agents:
         other = function_paths.get(route.path)
@@ -175,4 +235,6 @@ def discover(project: Path) -> RouteTable:
             warnings.append(
                 f"{route.path}: POST goes to {route.relative}; other methods to {other.relative}"
             )
-    return RouteTable(project, tuple(agents), tuple(functions), tuple(warnings))
+    return RouteTable(
+        project, tuple(agents), tuple(functions), tuple(warnings), tuple(found_functions.helpers)
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
@@ -20,15 +21,20 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from makers_store.errors import MemoryValidationError
 from makers_store.factory import split_url
 from makers_store.location import StoreLocation, resolve
 
+from .edgeone import AgentsConfig, read_agents_config
 from .envfile import project_env
 from .routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 from .supervisor import ServeError, WorkerPool, WorkerSpec
+
+if TYPE_CHECKING:
+    from .front_limits import FrontLimits
 
 logger = logging.getLogger("makers_store.serve")
 
@@ -45,6 +51,12 @@ class ServeOptions:
     instances: int = 1
     recycle_every: int | None = None
     reload: bool = False
+    #: One conversation stays on one instance (the platform's usual case).
+    sticky: bool = False
+    #: False under --no-tools: ctx.tools / ctx.sandbox run nothing.
+    tools_enabled: bool = True
+    #: False under --no-function-limits: no 6 MB / 120 s cloud-function limits.
+    function_limits: bool = True
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,27 @@ class PreparedServe:
     store: StoreLocation
     routes: RouteTable
     warnings: list[str] = field(default_factory=list)
+    agents: AgentsConfig = field(default_factory=AgentsConfig)
+    #: The front's timeouts and caps (None: the defaults).
+    limits: FrontLimits | None = None
+
+
+def worker_spec(
+    prepared: PreparedServe, token: str, control_port: int, agents: AgentsConfig
+) -> WorkerSpec:
+    """What every worker is started with (the environment read afresh)."""
+    options = prepared.options
+    return WorkerSpec(
+        prepared.project,
+        prepared.store.url,
+        token,
+        control_port,
+        project_env(prepared.project, os.environ),
+        framework=agents.framework,
+        tools_enabled=options.tools_enabled,
+        agent_timeout_s=agents.timeout_s,
+        function_limits=options.function_limits,
+    )
 
 
 def bind_warning(host: str) -> str | None:
@@ -119,9 +152,24 @@ def prepare(options: ServeOptions) -> PreparedServe:
     warning = bind_warning(options.host)
     if warning:
         warnings.append(warning)
+    from .front_limits import FrontLimits  # imports uvicorn: only once serve runs
+
+    try:
+        limits = FrontLimits.from_env()
+    except ValueError as exc:
+        raise MemoryValidationError(str(exc)) from None
     project_env(project, os.environ)  # fail now on a malformed .env file
+    agents = read_agents_config(project)  # and on a broken edgeone.json
     routes = discover(project)
-    return PreparedServe(options, project, store, routes, [*warnings, *routes.warnings])
+    return PreparedServe(
+        options,
+        project,
+        store,
+        routes,
+        [*warnings, *agents.warnings, *routes.warnings],
+        agents,
+        limits,
+    )
 
 
 def _configure_logging() -> None:
@@ -134,6 +182,9 @@ def _configure_logging() -> None:
         log.propagate = False
 
 
+_WILDCARD_HOSTS = ("", "0.0.0.0", "::", "*")
+
+
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -143,34 +194,69 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host.strip("[]") or "0.0.0.0", port))  # uvicorn listens once all is ready
     except OSError as exc:
         sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ServeError(
+                f"cannot listen on {host}:{port}: port {port} is already in use "
+                "(another `makers-store serve`?); choose another with --port, "
+                "or --port 0 for a free one"
+            ) from exc
         raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
     sock.set_inheritable(False)
     return sock
 
 
+@dataclass
+class Listeners:
+    """The bound (not yet listening) sockets: the public port and the control port."""
+
+    public: socket.socket
+    control: socket.socket
+
+    def close(self) -> None:
+        self.public.close()
+        self.control.close()
+
+
+def listen(prepared: PreparedServe) -> Listeners:
+    """Bind the ports now, so a port in use fails before anything is printed; ServeError."""
+    public = _bind(prepared.options.host, prepared.options.port)
+    try:
+        return Listeners(public, _bind("127.0.0.1", 0))
+    except ServeError:
+        public.close()
+        raise
+
+
 def url_of(host: str, port: int) -> str:
-    shown = host if host not in ("", "0.0.0.0", "::", "*") else "127.0.0.1"
+    """The address serve listens on, as given (``0.0.0.0`` stays ``0.0.0.0``)."""
+    shown = host or "0.0.0.0"
     if ":" in shown and not shown.startswith("["):
         shown = f"[{shown}]"
     return f"http://{shown}:{port}"
 
 
+def banner_address(host: str, port: int) -> str:
+    """The start banner's address: the real one, plus how to reach it from this machine."""
+    if host in _WILDCARD_HOSTS:
+        local = "[::1]" if ":" in host else "127.0.0.1"
+        return f"{url_of(host, port)} (every interface; from this machine http://{local}:{port})"
+    return url_of(host, port)
+
+
 def run(
     prepared: PreparedServe,
+    listeners: Listeners | None = None,
     *,
     on_routes: Callable[[RouteTable], None] | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until SIGINT or SIGTERM; every worker is stopped before this returns."""
     _configure_logging()
-    options = prepared.options
-    public = _bind(options.host, options.port)
-    control = _bind("127.0.0.1", 0)
+    bound = listeners or listen(prepared)
     try:
-        asyncio.run(_serve(prepared, public, control, on_routes, on_ready))
+        asyncio.run(_serve(prepared, bound.public, bound.control, on_routes, on_ready))
     finally:
-        public.close()
-        control.close()
+        bound.close()
 
 
 async def _serve(
@@ -180,6 +266,7 @@ async def _serve(
     on_routes: Callable[[RouteTable], None] | None,
     on_ready: Callable[[str], None] | None,
 ) -> None:
+    from . import front_limits
     from . import reload as reloading
     from .front import FrontApp
     from .uvicorn_server import Server, on_stop_signals, quiet_config, stopper
@@ -188,12 +275,12 @@ async def _serve(
     token = secrets.token_urlsafe(32)
     control_port = control.getsockname()[1]
 
-    def worker_env() -> dict[str, str]:
-        return project_env(prepared.project, os.environ)
-
-    spec = WorkerSpec(prepared.project, prepared.store.url, token, control_port, worker_env())
-    pool = WorkerPool(spec, options.instances, options.recycle_every)
-    server = Server(quiet_config(FrontApp(pool, token, control_port), graceful_s=FRONT_GRACEFUL_S))
+    spec = worker_spec(prepared, token, control_port, prepared.agents)
+    pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
+    limits = prepared.limits or front_limits.FrontLimits()
+    front = FrontApp(pool, token, control_port, limits)
+    guarded = front_limits.GuardedH11Protocol.with_limits(limits)
+    server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     stop = stopper(server)
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -210,10 +297,9 @@ async def _serve(
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         logger.info("changed: %s; restarting the instances", shown)
         try:
-            pool.spec = WorkerSpec(
-                prepared.project, prepared.store.url, token, control_port, worker_env()
-            )
-        except MemoryValidationError as exc:
+            agents = read_agents_config(prepared.project)
+            pool.spec = worker_spec(prepared, token, control_port, agents)
+        except (MemoryValidationError, ServeError) as exc:
             logger.error("not reloading: %s", exc)
             return
         latest = discover(prepared.project)
@@ -237,14 +323,21 @@ async def _serve(
         starting.result()
         if options.reload:
             watcher = asyncio.create_task(reloading.watch(prepared.project, reloaded))
-        address = url_of(options.host, public.getsockname()[1])
+        port = public.getsockname()[1]
+        address = url_of(options.host, port)
+        agents = prepared.agents
         logger.info(
-            "serving %s with %d instance%s; store %s (%s); Ctrl+C stops",
-            address,
+            "serving %s with %d instance%s (%s); store %s (%s); framework %s (%s)%s; "
+            "Ctrl+C stops",
+            banner_address(options.host, port),
             options.instances,
             "" if options.instances == 1 else "s",
+            "sticky conversations" if options.sticky else "conversations rotate",
             prepared.store.url,
             prepared.store.reason,
+            agents.framework or "generic",
+            agents.framework_source,
+            f"; agents.timeout {agents.timeout_s:g}s" if agents.timeout_s else "",
         )
         if on_ready is not None:
             on_ready(address)

@@ -6,21 +6,29 @@ What a streaming agent may yield, and what goes on the wire:
 - ``str``: sent as is when it is a complete frame (ends with a blank line),
   otherwise as the ``data:`` of one frame;
 - anything else (dict, list, number, an object with ``to_dict()``): one frame
-  whose ``data:`` is its JSON.
+  whose ``data:`` is its JSON; data JSON cannot encode is sent as ``str(data)``,
+  as the platform does, with one warning per type.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from collections.abc import AsyncIterable, Iterable, Mapping
 from typing import Any
+
+logger = logging.getLogger("makers_store.serve")
 
 SSE_HEADERS = {
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
     "x-accel-buffering": "no",
 }
+#: The platform also sends ``Connection: keep-alive``; a hop-by-hop header, so
+#: the front adds it towards the client (HTTP/1.1) rather than the worker.
+SSE_CONNECTION_HEADER = (b"connection", b"keep-alive")
+_WARNED_TYPES: set[str] = set()
 
 
 def _default(value: Any) -> Any:
@@ -51,9 +59,25 @@ def sse(
             lines.append(f"{name}: {value}")
     if retry is not None:
         lines.append(f"retry: {int(retry)}")
-    text = data if isinstance(data, str) else dumps(data)
+    text = data if isinstance(data, str) else _data_text(data)
     lines.extend(f"data: {line}" for line in text.replace("\r\n", "\n").split("\n"))
     return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def _data_text(data: Any) -> str:
+    try:
+        return dumps(data)
+    except TypeError:
+        # the platform's sse() does the same: json.dumps, then str() on TypeError
+        name = type(data).__name__
+        if name not in _WARNED_TYPES:
+            _WARNED_TYPES.add(name)
+            logger.warning(
+                "sse(): %s data is not JSON-encodable; sent as str(data), as the platform "
+                "does (a Python repr on the wire; convert it to a dict yourself)",
+                name,
+            )
+        return str(data)
 
 
 def to_frame(item: Any) -> bytes:
@@ -82,3 +106,14 @@ class StreamResponse:
         self.source = source
         self.status = status
         self.headers = dict(headers or {})
+
+    @classmethod
+    def sse(
+        cls,
+        source: AsyncIterable[Any] | Iterable[Any],
+        *,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+    ) -> StreamResponse:
+        """``StreamResponse.sse(gen())``: the platform's spelling of ``ctx.utils.stream_sse``."""
+        return cls(source, status=status, headers=headers)

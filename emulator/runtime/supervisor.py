@@ -3,7 +3,9 @@
 ``--instances N`` gives N slots, each holding one worker process. Requests of
 one conversation are spread on purpose: each goes to the slot after the one
 that served the conversation's previous request, so consecutive turns land
-on different instances, as they may on the platform. A worker that exits
+on different instances, as they may on the platform. With ``--sticky`` a
+conversation stays on its instance while that one lives (the platform's
+usual case). Requests without a conversation go round-robin. A worker that exits
 unexpectedly is replaced (after a growing pause if it keeps crashing); with
 ``--recycle-every K`` a worker is retired after K requests: it takes no new
 request, finishes its in-flight ones, then exits, and a fresh process takes
@@ -27,6 +29,7 @@ from typing import Any, BinaryIO
 from makers_store.errors import StoreError
 
 from .http_client import UpstreamError, request_json
+from .platform_choices import ABORT_FANOUT_TIMEOUT_S
 from .worker import READY_MARKER, SETTINGS_ENV
 from .worker_app import INTERNAL_PREFIX, TOKEN_HEADER
 
@@ -55,6 +58,10 @@ class WorkerSpec:
     token: str
     control_port: int
     env: dict[str, str]
+    framework: str | None = None
+    tools_enabled: bool = True
+    agent_timeout_s: float | None = None
+    function_limits: bool = True
 
 
 @dataclass(eq=False)
@@ -80,8 +87,16 @@ class Worker:
 
 
 class WorkerPool:
-    def __init__(self, spec: WorkerSpec, instances: int, recycle_every: int | None) -> None:
+    def __init__(
+        self,
+        spec: WorkerSpec,
+        instances: int,
+        recycle_every: int | None,
+        *,
+        sticky: bool = False,
+    ) -> None:
         self.spec = spec
+        self.sticky = sticky
         self.instances = instances
         self.recycle_every = recycle_every
         self.slots: list[Worker | None] = [None] * instances
@@ -174,6 +189,10 @@ class WorkerPool:
             "instance": serial,
             "token": self.spec.token,
             "control_port": self.spec.control_port,
+            "framework": self.spec.framework,
+            "tools_enabled": self.spec.tools_enabled,
+            "agent_timeout_s": self.spec.agent_timeout_s,
+            "function_limits": self.spec.function_limits,
         }
         env = {
             **self.spec.env,
@@ -272,16 +291,20 @@ class WorkerPool:
     # --- requests ----------------------------------------------------------
 
     def _choose(self, conversation_id: str) -> Worker | None:
-        last = self._last_slot.get(conversation_id)
+        last = self._last_slot.get(conversation_id) if conversation_id else None
         if last is None:
             start = self._next_slot
             self._next_slot = (self._next_slot + 1) % self.instances
+        elif self.sticky:
+            start = last
         else:
             start = (last + 1) % self.instances
         for step in range(self.instances):
             slot = (start + step) % self.instances
             worker = self.slots[slot]
             if worker is not None and worker.usable:
+                if not conversation_id:
+                    return worker
                 self._last_slot[conversation_id] = slot
                 self._last_slot.move_to_end(conversation_id)
                 if len(self._last_slot) > _REMEMBERED_CONVERSATIONS:
@@ -314,9 +337,18 @@ class WorkerPool:
         if worker.retiring and worker.inflight == 0:
             self._signal(worker, kill=False)
 
-    async def broadcast_abort(self, conversation_id: str, except_run: str | None) -> int:
-        """Abort the conversation's active runs on every instance; how many were."""
-        targets = [w for w in self.workers if w.ready.is_set() and not w.exited.is_set()]
+    async def abort_on(
+        self,
+        workers: dict[Worker, dict[str, float]],
+        conversation_id: str,
+        except_run: str | None,
+    ) -> list[dict[str, Any]]:
+        """Abort the conversation's runs on ``workers``; the runs aborted.
+
+        Each worker is also given the run ids dispatched to it (with their
+        dispatch times), so one that has not started yet is aborted when it does.
+        """
+        targets = [w for w in workers if w.ready.is_set() and not w.exited.is_set()]
         results = await asyncio.gather(
             *(
                 request_json(
@@ -325,19 +357,23 @@ class WorkerPool:
                     "POST",
                     INTERNAL_PREFIX + "abort",
                     headers=[(TOKEN_HEADER.encode(), self.spec.token.encode())],
-                    payload={"conversation_id": conversation_id, "except_run": except_run},
-                    within_s=5.0,
+                    payload={
+                        "conversation_id": conversation_id,
+                        "except_run": except_run,
+                        "dispatched": workers[worker],
+                    },
+                    within_s=ABORT_FANOUT_TIMEOUT_S,
                 )
                 for worker in targets
             ),
             return_exceptions=True,
         )
-        total = 0
+        aborted: list[dict[str, Any]] = []
         for worker, result in zip(targets, results, strict=True):
             if isinstance(result, UpstreamError):
                 logger.warning("abort: instance %d did not answer: %s", worker.serial, result)
             elif isinstance(result, BaseException):
                 raise result
             elif result[0] == 200 and isinstance(result[1], dict):
-                total += int(result[1].get("aborted", 0))
-        return total
+                aborted.extend(result[1].get("aborted", []))
+        return aborted

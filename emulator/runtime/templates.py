@@ -156,7 +156,8 @@ async def finish_turn(
 CHAT = '''"""POST /chat {"message": "...", "user_id": "optional"} -> the whole reply as JSON.
 
 Send the header makers-conversation-id to continue a conversation; the
-response echoes it (and a new one is made when you send none).
+response echoes it. Without it the agent answers 400, since it could not
+remember anything (as on the platform, the conversation id is then empty).
 """
 
 from __future__ import annotations
@@ -168,12 +169,18 @@ from ._memory import begin_turn, finish_turn, user_message
 
 
 async def handler(ctx: Any) -> Any:
+    if not ctx.conversation_id:
+        return {"error": "send the makers-conversation-id header"}, 400
     message = user_message(ctx.request.body)
     if message is None:
         return {"error": 'send a JSON body like {"message": "hello"}'}, 400
+    ctx.tracer.set_attributes({"route": "chat", "conversation_id": ctx.conversation_id})
     model_input = await begin_turn(ctx, message)
-    with ctx.tracer.start_span("model.complete", attributes={"messages": len(model_input)}):
+    span = ctx.tracer.start_span("model.complete", {"messages": len(model_input)})
+    try:
         reply = await complete(model_input, ctx.env)
+    finally:
+        span.end()
     message_id = await finish_turn(ctx, model_input, reply)
     return {"conversation_id": ctx.conversation_id, "reply": reply, "message_id": message_id}
 '''
@@ -195,6 +202,8 @@ from ._memory import begin_turn, finish_turn, user_message
 
 
 async def handler(ctx: Any) -> Any:
+    if not ctx.conversation_id:
+        return {"error": "send the makers-conversation-id header"}, 400
     message = user_message(ctx.request.body)
     if message is None:
         return {"error": 'send a JSON body like {"message": "hello"}'}, 400
@@ -203,13 +212,16 @@ async def handler(ctx: Any) -> Any:
 
     async def events() -> AsyncIterator[bytes]:
         parts: list[str] = []
-        with ctx.tracer.start_span("model.stream") as span:
+        span = ctx.tracer.start_span("model.stream")
+        try:
             async for piece in stream(model_input, ctx.env):
                 if signal.is_set():
                     break
                 parts.append(piece)
                 yield ctx.utils.sse({"text": piece}, event="delta")
-            span.set_attribute("pieces", len(parts))
+        finally:
+            span.set_attributes({"pieces": len(parts), "aborted": signal.is_set()})
+            span.end()
         aborted = signal.is_set()
         message_id = await finish_turn(
             ctx, model_input, "".join(parts), {"aborted": True} if aborted else None
@@ -221,8 +233,10 @@ async def handler(ctx: Any) -> Any:
 
 STOP = '''"""POST /chat/stop {"conversation_id": "..."} -> stops that conversation's running reply.
 
-The target goes in the body, not in the header: the header names the
-conversation of this request, the body the one to stop.
+The target goes in the body, not in the header: with the header, the
+platform would route this request to the busy instance (and treat it as the
+conversation's new run). abort_active_run is synchronous and answers whether a
+run was stopped, on whichever instance it runs.
 """
 
 from __future__ import annotations
@@ -235,8 +249,12 @@ async def handler(ctx: Any) -> Any:
     target = body.get("conversation_id") if isinstance(body, dict) else None
     if not isinstance(target, str) or not target:
         return {"error": 'send a JSON body like {"conversation_id": "..."}'}, 400
-    aborted = await ctx.utils.abort_active_run(target)
-    return {"conversation_id": target, "aborted": aborted}
+    result = ctx.utils.abort_active_run(target)
+    return {
+        "conversation_id": result.conversation_id or target,
+        "aborted": result.aborted,
+        "run_id": result.run_id,
+    }
 '''
 
 HISTORY = '''"""GET /api/history -> recent conversations; ?conversation_id=... -> its messages.

@@ -1,12 +1,24 @@
-"""``ctx.tracer``: spans that are logged when they end (no exporter needed).
+"""``ctx.tracer``: a request-level root span per run, plus the spans a handler starts.
 
-::
+Platform style (positional, try/finally)::
 
-    with ctx.tracer.start_span("model.call", attributes={"model": name}) as span:
-        span.set_attribute("tokens", 42)
+    ctx.tracer.set_attributes({"user": uid})          # on the run itself
+    span = ctx.tracer.start_span("model.call", {"model": name})
+    try:
+        ...
+        span.set_attributes({"tokens": 42})
+    finally:
+        span.end()
 
-logs ``span model.call 12.3ms run=run_... status=ok {"model": ..., "tokens": 42}``.
-``start_as_current_span`` is an alias, so OpenTelemetry-style code runs unchanged.
+``with``/``async with ctx.tracer.start_span(...) as span`` works too, and
+``start_as_current_span`` is an alias (OpenTelemetry-style code runs
+unchanged). ``ctx.tracer.record_exception`` does not exist, as on the
+platform (code calling it would fail there).
+
+Each span is logged when it ends (``span NAME 1.2ms run=... status=ok {...}``).
+When the run ends, one line sums it up (``trace run=... route=... status=...``)
+and one record goes to ``<project>/.makers-store/traces.jsonl`` (see
+:mod:`.trace_log`), which ``GET /agent-metrics`` serves.
 """
 
 from __future__ import annotations
@@ -20,9 +32,21 @@ from .sse import dumps
 
 logger = logging.getLogger("makers_store.serve.trace")
 
+#: Spans kept per run (a handler starting spans in a loop must not grow a record forever).
+MAX_SPANS_PER_RUN = 500
+
+
+def _text(attributes: dict[str, Any]) -> str:
+    try:
+        return dumps(attributes)
+    except (TypeError, ValueError):
+        return str(attributes)
+
 
 class Span:
     def __init__(self, tracer: Tracer, name: str, attributes: dict[str, Any] | None) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError("start_span: name must be a non-empty string")
         self.tracer = tracer
         self.name = name
         self.attributes: dict[str, Any] = dict(attributes or {})
@@ -53,12 +77,21 @@ class Span:
         if self.duration_ms is not None:
             return
         self.duration_ms = (time.perf_counter() - self.started) * 1000
-        self.tracer.finished.append(self)
         parts = [f"run={self.tracer.run_id}", f"status={self.status}"]
         if self.attributes:
-            parts.append(dumps(self.attributes))
-        parts += [f"event={name}{dumps(attrs) if attrs else ''}" for name, attrs in self.events]
+            parts.append(_text(self.attributes))
+        parts += [f"event={name}{_text(attrs) if attrs else ''}" for name, attrs in self.events]
         logger.info("span %s %.1fms %s", self.name, self.duration_ms, " ".join(parts))
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "start_ms": round((self.started - self.tracer.started) * 1000, 3),
+            "duration_ms": None if self.duration_ms is None else round(self.duration_ms, 3),
+            "status": self.status,
+            "attributes": self.attributes,
+            "events": [{"name": n, "attributes": a} for n, a in self.events],
+        }
 
     def __enter__(self) -> Span:
         return self
@@ -86,13 +119,58 @@ class Span:
 
 
 class Tracer:
-    """Creates spans for one run; each is logged with the run id when it ends."""
+    """``ctx.tracer`` of one run: its own attributes (the root span) and its spans."""
 
     def __init__(self, run_id: str) -> None:
         self.run_id = run_id
-        self.finished: list[Span] = []
+        self.attributes: dict[str, Any] = {}
+        self.spans: list[Span] = []
+        self.dropped_spans = 0
+        self.started = time.perf_counter()
+        self.started_at = time.time()
 
-    def start_span(self, name: str, attributes: dict[str, Any] | None = None) -> Span:
-        return Span(self, name, attributes)
+    def set_attributes(self, attributes: dict[str, Any]) -> None:
+        """Attributes of the run itself (the request-level root span)."""
+        if not isinstance(attributes, dict):
+            raise TypeError(
+                f"set_attributes: attributes must be a dict, not {type(attributes).__name__}"
+            )
+        self.attributes.update(attributes)
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.attributes[key] = value
+
+    def start_span(
+        self,
+        name: str,
+        attributes_dict: dict[str, Any] | None = None,
+        *,
+        attributes: dict[str, Any] | None = None,
+    ) -> Span:
+        """A new span; end it with ``end()`` (or use it as a context manager).
+
+        ``attributes_dict`` is the platform's positional argument; ``attributes=``
+        is accepted as the OpenTelemetry spelling.
+        """
+        span = Span(self, name, {**(attributes_dict or {}), **(attributes or {})})
+        if len(self.spans) < MAX_SPANS_PER_RUN:
+            self.spans.append(span)
+        else:
+            self.dropped_spans += 1
+        return span
 
     start_as_current_span = start_span
+
+    def summary(self, status: str) -> str:
+        """The run's log line: its status, time, attributes and spans."""
+        elapsed = (time.perf_counter() - self.started) * 1000
+        spans = [
+            f"{s.name} {'open' if s.duration_ms is None else f'{s.duration_ms:.1f}ms'}"
+            for s in self.spans
+        ]
+        parts = [f"run={self.run_id}", f"status={status}", f"{elapsed:.1f}ms"]
+        if self.attributes:
+            parts.append(_text(self.attributes))
+        if spans:
+            parts.append("spans=[" + ", ".join(spans) + "]")
+        return " ".join(parts)

@@ -7,6 +7,7 @@ the first SIGINT/SIGTERM asks for a graceful stop, a second forces it.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Generator
@@ -24,10 +25,17 @@ class Server(uvicorn.Server):
         yield
 
 
-def quiet_config(app: Any, *, graceful_s: int, date_header: bool = True) -> uvicorn.Config:
+def quiet_config(
+    app: Any,
+    *,
+    graceful_s: int,
+    date_header: bool = True,
+    http: type[asyncio.Protocol] | str = "h11",
+) -> uvicorn.Config:
+    """uvicorn without its logs and signal handling (``http``: the front's guarded protocol)."""
     return uvicorn.Config(
         app,
-        http="h11",
+        http=http,
         ws="none",
         lifespan="on",
         log_level="warning",

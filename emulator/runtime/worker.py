@@ -27,6 +27,8 @@ from .worker_app import WorkerApp, WorkerSettings
 SETTINGS_ENV = "MAKERS_SERVE_WORKER"
 READY_MARKER = "MAKERS-SERVE-WORKER-READY"
 GRACEFUL_S = 2
+#: Holds the ``_platform`` package (``from _platform.context import sse``).
+SHIM_DIR = Path(__file__).parent / "shim"
 
 
 def _settings() -> WorkerSettings:
@@ -40,6 +42,10 @@ def _settings() -> WorkerSettings:
         instance=int(data["instance"]),
         token=data["token"],
         control_port=int(data["control_port"]),
+        framework=data.get("framework"),
+        tools_enabled=bool(data.get("tools_enabled", True)),
+        agent_timeout_s=data.get("agent_timeout_s"),
+        function_limits=bool(data.get("function_limits", True)),
     )
 
 
@@ -57,6 +63,7 @@ def main() -> None:
     os.chdir(settings.project)
     if str(settings.project) not in sys.path:
         sys.path.insert(0, str(settings.project))
+    sys.path.append(str(SHIM_DIR))  # after the project's own code, which may ship its own
     loader.install(settings.project)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
@@ -67,6 +74,7 @@ def main() -> None:
         print(f"{READY_MARKER} {port}", flush=True)
 
     app = WorkerApp(settings, on_ready=ready)
+    app.check_imports()
     server = Server(quiet_config(app.asgi(), graceful_s=GRACEFUL_S, date_header=False))
     on_stop_signals(stopper(server))
     threading.Thread(

@@ -1,32 +1,36 @@
 """The ASGI app one worker process runs: a project's agents and cloud functions.
 
-Every request gets a conversation id (the ``makers-conversation-id`` header,
-or a new one) and a new run id, both echoed on the response. Agents get an
-:class:`~.context.AgentContext`; cloud functions run via
-:mod:`.cloud_functions`. Errors never escape: a handler that raises gives a
-500 with a JSON body and a logged traceback, a body that is not JSON a 400,
-an unknown route a 404 that names nothing but the request.
+Every request has a run id (given by the front in an internal header, so the
+front knows it at dispatch; made here when there is no front) and maybe a
+conversation id (the ``makers-conversation-id`` header; "" when absent, as
+on the platform), echoed on the response. Agents run through
+:mod:`.agent_run`; cloud functions via :mod:`.cloud_functions`. Errors never
+escape: a handler that raises gives a 500 with a JSON body and a logged
+traceback, a body that is not JSON a 400, an unknown route a 404 that names
+nothing but the request. ``/health`` and ``/agent-metrics`` are answered
+here unless a project route claims them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
+import http.client
 import importlib
 import inspect
 import json
 import logging
 import os
+import re
 import traceback
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -34,15 +38,21 @@ from starlette.types import Receive, Scope, Send
 import makers_store
 from makers_store.errors import MemoryValidationError
 
+from . import trace_log
+from .agent_run import AgentRunner, parse_body
 from .cloud_functions import run_cloud_function
-from .context import AgentContext, AgentHandle, AgentRequest, FunctionContext, Utils
-from .http_client import UpstreamError, request_json
+from .context import AgentHandle, FunctionContext, ToolsSetup
+from .function_apps import run_function_app
+from .function_handlers import run_context_handler
+from .function_limits import FunctionLimits, read_body
+from .function_store import CloudFunctionStore
+from .kv import KVSpaces
 from .loader import load_handler
-from .responses import ResultError, SSEResponse, error_response, json_response, to_response
+from .platform_choices import ABORT_CALL_TIMEOUT_S, HEALTH_PATH, METRICS_PATH
+from .responses import ResultError, error_response, json_response
 from .routes import Route as ProjectRoute
 from .routes import discover
-from .runs import ActiveRuns, Run, new_conversation_id, new_run_id
-from .tracing import Tracer
+from .runs import AbortedRun, ActiveRuns, new_run_id
 
 logger = logging.getLogger("makers_store.serve")
 
@@ -50,8 +60,15 @@ _RUNTIME_DIR = str(Path(__file__).parent)
 _IMPORTLIB_DIR = str(Path(importlib.__file__).parent)
 INTERNAL_PREFIX = "/__makers/"
 TOKEN_HEADER = "makers-internal-token"
+#: The run id the front chose for a request (clients cannot send it: the front
+#: drops every ``makers-internal-*`` header they send).
+RUN_ID_INTERNAL_HEADER = "makers-internal-run-id"
 CONVERSATION_HEADER = "makers-conversation-id"
 RUN_HEADER = "makers-run-id"
+_RUN_ID = re.compile(r"^run_[0-9a-f]{32}$")
+#: Newest records /agent-metrics lists by default, and at most.
+METRICS_DEFAULT_LIMIT = 50
+METRICS_MAX_LIMIT = 1000
 
 
 @dataclass(frozen=True)
@@ -62,27 +79,39 @@ class WorkerSettings:
     token: str
     #: The front's control port (abort fan-out); 0 when running without a front.
     control_port: int = 0
+    #: ``agents.framework`` from edgeone.json (None when absent); shapes ``ctx.tools``.
+    framework: str | None = None
+    #: False under ``serve --no-tools``: ``ctx.tools`` and ``ctx.sandbox`` refuse to run anything.
+    tools_enabled: bool = True
+    #: ``agents.timeout`` from edgeone.json, in seconds (None: no limit).
+    agent_timeout_s: float | None = None
+    #: The platform's cloud-function limits (6 MB body, 120 s wall clock);
+    #: False under ``serve --no-function-limits``.
+    function_limits: bool = True
 
 
-def _conversation_id(request: Request) -> str:
-    value: bytes
-    for name, value in request.scope["headers"]:
-        if name == CONVERSATION_HEADER.encode():
-            try:
-                return value.decode("utf-8")
-            except UnicodeDecodeError:
-                return value.decode("latin-1")
-    return ""
+def _header(request: Request, name: str) -> bytes | None:
+    wanted = name.encode()
+    for key, value in request.scope["headers"]:
+        if key == wanted:
+            return bytes(value)
+    return None
 
 
-def parse_body(raw: bytes) -> Any:
-    """The request body as JSON (``{}`` when empty); ValueError if it is not JSON."""
-    if not raw.strip():
-        return {}
+def conversation_id_of(request: Request) -> str:
+    """The ``makers-conversation-id`` header ("" when absent); ValueError unless UTF-8."""
+    value = _header(request, CONVERSATION_HEADER)
+    if value is None:
+        return ""
     try:
-        return json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"the request body is not valid JSON: {exc}") from exc
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"the {CONVERSATION_HEADER} header is not UTF-8") from None
+
+
+def _run_id_of(request: Request) -> str:
+    given = (_header(request, RUN_ID_INTERNAL_HEADER) or b"").decode("ascii", "replace")
+    return given if _RUN_ID.match(given) else new_run_id()
 
 
 def project_traceback(exc: BaseException) -> str:
@@ -98,25 +127,6 @@ def project_traceback(exc: BaseException) -> str:
     return "".join(trace.format()).rstrip()
 
 
-async def _watch_disconnect(receive: Receive, run: Run) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            run.abort(disconnected=True)
-            return
-
-
-async def call_handler(handler: Any, ctx: AgentContext) -> Any:
-    if inspect.isasyncgenfunction(handler):
-        return handler(ctx)
-    if inspect.iscoroutinefunction(handler):
-        return await handler(ctx)
-    if not callable(handler):
-        raise ResultError(f"`handler` must be a function, not {type(handler).__name__}")
-    result = await asyncio.to_thread(handler, ctx)
-    return await result if inspect.isawaitable(result) else result
-
-
 class WorkerApp:
     """Serves one project; one instance per worker process."""
 
@@ -126,12 +136,48 @@ class WorkerApp:
         self.settings = settings
         self.routes = discover(settings.project)
         self.runs = ActiveRuns()
-        self.env: Mapping[str, str] = MappingProxyType(dict(os.environ))
+        self.env: dict[str, str] = dict(os.environ)
         self.on_ready = on_ready
         self._store: makers_store.ContextStore | None = None
         self._sync_store: makers_store.SyncContextStore | None = None
+        self.agents = AgentRunner(
+            store=lambda: self.store,
+            load=self._import,
+            runs=self.runs,
+            kv=KVSpaces(),
+            env=self.env,
+            tools=ToolsSetup(settings.project, settings.framework, settings.tools_enabled),
+            abort=self._abort_everywhere,
+            instance=settings.instance,
+            timeout_s=settings.agent_timeout_s,
+        )
 
     # --- lifecycle ---------------------------------------------------------
+
+    def check_imports(self) -> None:
+        """Import every route module now, so a broken one is reported at start, not on use."""
+        for route in self.routes.all:
+            try:
+                module = importlib.import_module(route.module)
+            except Exception as exc:
+                logger.error(
+                    "ERROR %s failed to import; requests to %s will answer 500:\n%s",
+                    route.relative,
+                    route.path,
+                    project_traceback(exc),
+                )
+                continue
+            handler = getattr(module, "handler", None)
+            if route.runtime != "agent":
+                continue
+            if handler is None:
+                logger.error("ERROR %s defines no `handler`", route.relative)
+            elif not (inspect.iscoroutinefunction(handler) or inspect.isasyncgenfunction(handler)):
+                logger.warning(
+                    "%s: `handler` is not `async def`; the platform requires "
+                    "`async def handler(ctx)` (it runs here in a thread)",
+                    route.relative,
+                )
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
@@ -171,28 +217,41 @@ class WorkerApp:
         await response(scope, receive, send)
 
     async def _public(self, request: Request) -> Response:
-        cid = _conversation_id(request) or new_conversation_id()
-        run_id = new_run_id()
-        identity = {CONVERSATION_HEADER: cid.encode("utf-8"), RUN_HEADER: run_id.encode()}
+        run_id = _run_id_of(request)
         try:
-            response = await self._route(request, cid, run_id)
-        except ResultError as exc:
-            logger.error("run %s: %s %s: %s", run_id, request.method, request.url.path, exc)
-            response = error_response(500, str(exc), run_id=run_id)
-        except Exception as exc:  # the server keeps serving whatever a handler does
-            logger.exception("run %s: %s %s failed", run_id, request.method, request.url.path)
-            response = error_response(500, f"{type(exc).__name__}: {exc}", run_id=run_id)
-        names = {name.encode() for name in identity}
+            cid = conversation_id_of(request)
+        except ValueError as exc:
+            cid, response = "", error_response(400, str(exc))
+        else:
+            response = await self._guarded(request, cid, run_id)
+        identity = {RUN_HEADER: run_id.encode()}
+        if cid:  # no conversation, no header (as on the platform)
+            identity[CONVERSATION_HEADER] = cid.encode("utf-8")
+        names = {CONVERSATION_HEADER.encode(), RUN_HEADER.encode()}
         response.raw_headers = [
             (k, v) for k, v in response.raw_headers if k not in names
         ] + [(name.encode(), value) for name, value in identity.items()]
         return response
 
+    async def _guarded(self, request: Request, cid: str, run_id: str) -> Response:
+        try:
+            return await self._route(request, cid, run_id)
+        except ResultError as exc:
+            logger.error("run %s: %s %s: %s", run_id, request.method, request.url.path, exc)
+            return error_response(500, str(exc), run_id=run_id)
+        except ClientDisconnect:  # the front gave up on the body (timeout, cap) or the client left
+            logger.info("run %s: %s %s: the request body was cut off", run_id, request.method,
+                        request.url.path)
+            return error_response(400, "the request body was cut off", run_id=run_id)
+        except Exception as exc:  # the server keeps serving whatever a handler does
+            logger.exception("run %s: %s %s failed", run_id, request.method, request.url.path)
+            return error_response(500, f"{type(exc).__name__}: {exc}", run_id=run_id)
+
     async def _route(self, request: Request, cid: str, run_id: str) -> Response:
         path = request.url.path
         agent = self.routes.agent_for(path)
         if agent is not None and request.method == "POST":
-            return await self._agent(agent, request, cid, run_id)
+            return await self.agents.run(agent, request, cid, run_id)
         found = self.routes.function_for(path)
         if found is not None:
             route, params = found
@@ -201,11 +260,30 @@ class WorkerApp:
             response = error_response(405, f"{request.method} is not allowed: agents take POST")
             response.headers["allow"] = "POST"
             return response
+        builtin = self._builtin(request)
+        if builtin is not None:
+            return builtin
         return error_response(404, "not found", method=request.method, path=path)
+
+    def _builtin(self, request: Request) -> Response | None:
+        """The runtime's own routes, reached only when no project route matched."""
+        path = request.url.path.rstrip("/") or "/"
+        if path == HEALTH_PATH:
+            return json_response({"status": "ok", "route_count": len(self.routes.all)})
+        if path == METRICS_PATH and request.method in ("GET", "HEAD"):
+            try:
+                limit = int(request.query_params.get("limit", METRICS_DEFAULT_LIMIT))
+            except ValueError:
+                return error_response(400, "limit must be an integer")
+            limit = max(1, min(limit, METRICS_MAX_LIMIT))
+            path_ = trace_log.trace_path(self.settings.project)
+            runs = trace_log.recent_records(path_, limit)
+            return json_response({"trace_file": str(path_), "runs": runs})
+        return None
 
     def _import(self, route: ProjectRoute) -> Any:
         try:
-            return load_handler(route.module)
+            return load_handler(route.module, route.entry_attribute)
         except LookupError as exc:
             raise ResultError(f"{route.relative} {exc}") from None
         except Exception as exc:
@@ -213,62 +291,6 @@ class WorkerApp:
             raise ResultError(
                 f"{route.relative} failed to import: {type(exc).__name__}: {exc}"
             ) from None
-
-    async def _agent(
-        self, route: ProjectRoute, request: Request, cid: str, run_id: str
-    ) -> Response:
-        raw = await request.body()
-        try:
-            body = parse_body(raw)
-        except ValueError as exc:
-            return error_response(400, str(exc))
-        try:
-            store = self.store.bind(cid)
-        except MemoryValidationError as exc:
-            return error_response(400, f"{CONVERSATION_HEADER} header: {exc}")
-        handler = self._import(route)
-        run = Run(cid, run_id)
-        self.runs.start(run)
-        watcher = asyncio.create_task(_watch_disconnect(request.receive, run))
-
-        def end() -> None:
-            watcher.cancel()
-            self.runs.finish(run)
-
-        ctx = AgentContext(
-            request=AgentRequest(
-                method=request.method,
-                path=request.url.path,
-                url=str(request.url),
-                headers={
-                    k.decode("latin-1"): v.decode("latin-1") for k, v in request.scope["headers"]
-                },
-                query=dict(request.query_params),
-                body=body,
-                raw_body=raw,
-                signal=run.signal,
-            ),
-            env=self.env,
-            conversation_id=cid,
-            run_id=run_id,
-            store=store,
-            utils=Utils(run_id, self._abort_everywhere),
-            tracer=Tracer(run_id),
-        )
-        try:
-            result = await call_handler(handler, ctx)
-            response = to_response(result, run, end)
-        except ResultError as exc:
-            end()
-            logger.error("run %s: %s: %s", run_id, route.relative, exc)
-            return error_response(500, str(exc), run_id=run_id)
-        except Exception as exc:
-            end()
-            logger.exception("run %s: %s raised", run_id, route.relative)
-            return error_response(500, f"{type(exc).__name__}: {exc}", run_id=run_id)
-        if not isinstance(response, SSEResponse):
-            end()
-        return response
 
     async def _function(
         self,
@@ -278,35 +300,77 @@ class WorkerApp:
         cid: str,
         run_id: str,
     ) -> Response:
-        raw = await request.body()
+        limits = FunctionLimits.for_serve(self.settings.function_limits)
+        raw = await read_body(request, limits)
+        if isinstance(raw, Response):
+            return raw  # 413
         try:
-            store = self.sync_store.bind(cid)
+            # no header: a store bound to no conversation; always bound to the run
+            store = self.sync_store.bind(cid or None, run_id=run_id)
         except MemoryValidationError as exc:
             return error_response(400, f"{CONVERSATION_HEADER} header: {exc}")
-        handler = self._import(route)
-        context = FunctionContext(AgentHandle(store), cid, run_id, self.env, params)
-        return await run_cloud_function(handler, route.relative, request, raw, context)
+        entry = self._import(route)
+        if route.entry == "context_handler":  # async def handler(context): the async store
+            async_store = self.store.bind(cid or None, run_id=run_id)  # cid checked above
+            handle = AgentHandle(cid, CloudFunctionStore(async_store))
+            return await run_context_handler(
+                entry, route, request, raw, handle, run_id, self.env, params, limits
+            )
+        agent = AgentHandle(cid, CloudFunctionStore(store))
+        context = FunctionContext(agent, cid, run_id, self.env, params)
+        if route.owns_subtree:
+            return await run_function_app(entry, route, request, raw, context, limits)
+        return await run_cloud_function(entry, route.relative, request, raw, context, limits)
 
     # --- abort -------------------------------------------------------------
 
-    async def _abort_everywhere(self, conversation_id: str, except_run: str | None) -> int:
-        port = self.settings.control_port
-        if port:
-            try:
-                status, data = await request_json(
-                    "127.0.0.1",
-                    port,
-                    "POST",
-                    INTERNAL_PREFIX + "abort",
-                    headers=[(TOKEN_HEADER.encode(), self.settings.token.encode())],
-                    payload={"conversation_id": conversation_id, "except_run": except_run},
-                )
-                if status == 200 and isinstance(data, dict):
-                    return int(data.get("aborted", 0))
-                logger.warning("abort fan-out answered %s; aborting on this instance only", status)
-            except UpstreamError as exc:
-                logger.warning("abort fan-out failed (%s); aborting on this instance only", exc)
-        return self.runs.abort(conversation_id, except_run=except_run)
+    def _abort_everywhere(self, conversation_id: str, except_run: str | None) -> list[AbortedRun]:
+        """Abort the conversation's runs here, then (blocking, briefly) on the other instances.
+
+        Synchronous because ``abort_active_run`` is. The front fans out to the
+        *other* instances only, never back to this one, so this cannot deadlock.
+        """
+        aborted = self.runs.abort(conversation_id, except_run=except_run)
+        if self.settings.control_port:
+            elsewhere, dispatched_here = self._abort_elsewhere(conversation_id, except_run)
+            # runs the front sent here that had not started (or started meanwhile)
+            aborted += self.runs.abort(
+                conversation_id, except_run=except_run, dispatched=dispatched_here
+            )
+            aborted += elsewhere
+        return aborted
+
+    def _abort_elsewhere(
+        self, conversation_id: str, except_run: str | None
+    ) -> tuple[list[AbortedRun], dict[str, float]]:
+        """The runs aborted on other instances, and the run ids the front dispatched here."""
+        payload = {
+            "conversation_id": conversation_id,
+            "except_run": except_run,
+            "instance": self.settings.instance,
+        }
+        connection = http.client.HTTPConnection(
+            "127.0.0.1", self.settings.control_port, timeout=ABORT_CALL_TIMEOUT_S
+        )
+        try:
+            connection.request(
+                "POST",
+                INTERNAL_PREFIX + "abort",
+                body=json.dumps(payload).encode("utf-8"),
+                headers={TOKEN_HEADER: self.settings.token, "content-type": "application/json"},
+            )
+            answer = connection.getresponse()
+            data = json.loads(answer.read() or b"null")
+            if answer.status != 200 or not isinstance(data, dict):
+                raise ValueError(f"the front answered {answer.status}")
+            aborted = [AbortedRun(str(r["run_id"]), float(r["started"])) for r in data["aborted"]]
+            here = {str(k): float(v) for k, v in data.get("dispatched_here", {}).items()}
+            return aborted, here
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            logger.warning("abort fan-out failed (%s); aborted on this instance only", exc)
+            return [], {}
+        finally:
+            connection.close()
 
     # --- internal endpoints (front <-> worker) ------------------------------
 
@@ -320,7 +384,9 @@ class WorkerApp:
                 data = parse_body(await request.body())
                 cid = data["conversation_id"]
                 except_run = data.get("except_run")
+                dispatched = {str(k): float(v) for k, v in data.get("dispatched", {}).items()}
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 return error_response(400, f"bad abort request: {exc}")
-            return json_response({"aborted": self.runs.abort(cid, except_run=except_run)})
+            aborted = self.runs.abort(cid, except_run=except_run, dispatched=dispatched)
+            return json_response({"aborted": [asdict(run) for run in aborted]})
         return error_response(404, "not found", method=request.method, path=request.url.path)

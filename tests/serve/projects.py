@@ -87,16 +87,11 @@ SHAPES = {
     ''',
     "agents/platform.py": '''
         async def handler(ctx):
-            out = {}
-            for name in ("tools", "sandbox", "kv"):
-                try:
-                    getattr(ctx, name)
-                    out[name] = "no error"
-                except Exception as exc:
-                    out[name] = {"type": type(exc).__name__, "message": str(exc),
-                                 "is_attribute_error": isinstance(exc, AttributeError)}
-            out["default"] = getattr(ctx, "tools", "fallback")
-            return out
+            before = ctx.env.get("MUTATED")
+            ctx.env["MUTATED"] = "yes"  # a per-request copy: harmless
+            await ctx.kv.set("seen", "1")
+            return {"kv": await ctx.kv.get("seen", type="text"), "before": before,
+                    "env_type": type(ctx.env).__name__}
     ''',
     "agents/traced.py": '''
         async def handler(ctx):
@@ -170,7 +165,8 @@ SHAPES = {
     "agents/stop.py": '''
         async def handler(ctx):
             target = ctx.request.body["conversation_id"]
-            return {"aborted": await ctx.utils.abort_active_run(target)}
+            result = ctx.utils.abort_active_run(target)
+            return {"aborted": result.aborted}
     ''',
     "agents/chat/index.py": '''
         from ._helper import PREFIX
@@ -366,7 +362,8 @@ INSTANCES = {
     "agents/stop.py": '''
         async def handler(ctx):
             target = ctx.request.body["conversation_id"]
-            return {"aborted": await ctx.utils.abort_active_run(target)}
+            result = ctx.utils.abort_active_run(target)
+            return {"aborted": result.aborted}
     ''',
     "agents/pid.py": '''
         import os

@@ -86,7 +86,12 @@ def test_init_project_serves_with_the_echo_model(tmp_path: Path) -> None:
             frames = sse_events(response.iter_lines())
             assert next(frames)[0] == "delta"
             stop = client.post("/chat/stop", json={"conversation_id": "demo"})
-            assert stop.json() == {"conversation_id": "demo", "aborted": True}
+            # abort_active_run answers synchronously with the stopped run's id
+            assert stop.json() == {
+                "conversation_id": "demo",
+                "aborted": True,
+                "run_id": response.headers["makers-run-id"],
+            }
             rest = [(event, json.loads(data)) for event, data in frames]
         assert rest[-1][0] == "done"
         assert rest[-1][1]["aborted"] is True

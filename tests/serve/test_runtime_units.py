@@ -53,17 +53,16 @@ def test_agent_file_and_folder_conflict_is_reported(tmp_path: Path) -> None:
 
 
 def test_function_routes_prefer_static_then_param_then_catch_all(tmp_path: Path) -> None:
-    table = routes.discover(
-        touch(
-            tmp_path,
-            "cloud-functions/index.py",
-            "cloud-functions/api/users/[id].py",
-            "cloud-functions/api/users/me.py",
-            "cloud-functions/api/users/[id]/posts.py",
-            "cloud-functions/api/[[default]].py",
-            "cloud-functions/api/_util.py",
-        )
+    entry = "import http.server\nclass handler(http.server.BaseHTTPRequestHandler): pass\n"
+    names = (
+        "cloud-functions/index.py",
+        "cloud-functions/api/users/[id].py",
+        "cloud-functions/api/users/me.py",
+        "cloud-functions/api/users/[id]/posts.py",
+        "cloud-functions/api/[[default]].py",
+        "cloud-functions/api/_util.py",
     )
+    table = routes.discover(write_project(tmp_path, dict.fromkeys(names, entry)))
 
     def resolve(path: str) -> tuple[str, dict[str, str]] | None:
         found = table.function_for(path)

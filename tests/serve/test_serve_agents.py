@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import threading
 import time
 import uuid
@@ -20,7 +19,6 @@ from .harness import Server, serving, sse_events, write_project
 from .projects import SHAPES
 
 pytestmark = pytest.mark.slow
-UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +168,7 @@ def test_conversation_header_is_context_and_echoed(client: httpx.Client) -> None
     assert body["method"] == "POST"
     assert body["headers"]["makers-conversation-id"] == "conv-A"
     assert all(key == key.lower() for key in body["headers"])
+    assert not [key for key in body["headers"] if key.startswith("makers-internal")]
     for response in (first, second):
         assert response.headers["makers-conversation-id"] == "conv-A"
         assert response.headers["makers-run-id"] == response.json()["run_id"]
@@ -177,14 +176,12 @@ def test_conversation_header_is_context_and_echoed(client: httpx.Client) -> None
     assert first.headers["makers-run-id"].startswith("run_")
 
 
-def test_missing_conversation_header_gets_a_new_id(client: httpx.Client) -> None:
-    one = client.post("/whoami", json={})
-    two = client.post("/whoami", json={})
-    for response in (one, two):
-        cid = response.headers["makers-conversation-id"]
-        assert UUID.match(cid)
-        assert response.json()["conversation_id"] == cid
-    assert one.headers["makers-conversation-id"] != two.headers["makers-conversation-id"]
+def test_missing_conversation_header_gives_an_empty_id(client: httpx.Client) -> None:
+    # Changed deliberately (gap row 9): the platform gives "" and no header, not a new UUID.
+    response = client.post("/whoami", json={})
+    assert response.json()["conversation_id"] == ""
+    assert "makers-conversation-id" not in response.headers
+    assert response.headers["makers-run-id"] == response.json()["run_id"]
 
 
 def test_unicode_conversation_id_round_trips(client: httpx.Client) -> None:
@@ -221,14 +218,10 @@ def test_env_precedence_and_no_internal_leak(client: httpx.Client) -> None:
     }
 
 
-def test_platform_only_fields_raise_clearly(client: httpx.Client) -> None:
-    got = post(client, "/platform").json()
-    for name in ("tools", "sandbox", "kv"):
-        assert got[name]["type"] == "PlatformOnlyError"
-        assert got[name]["is_attribute_error"] is True
-        assert f"ctx.{name}" in got[name]["message"]
-        assert "only on the EdgeOne Makers platform" in got[name]["message"]
-    assert got["default"] == "fallback"
+def test_env_is_a_plain_dict_and_kv_is_real(client: httpx.Client) -> None:
+    # Changed deliberately (gap rows 11, 23): ctx.env is a dict copy, ctx.kv works locally.
+    for _ in range(2):
+        assert post(client, "/platform").json() == {"kv": "1", "before": None, "env_type": "dict"}
 
 
 def test_tracer_spans_are_logged(client: httpx.Client, server: Server) -> None:
@@ -407,9 +400,11 @@ def test_function_exception_is_500(client: httpx.Client, server: Server) -> None
     silent = client.get("/api/silent")
     assert silent.status_code == 500
     assert silent.json()["error"] == "cloud-functions/api/silent.py wrote no response"
-    wrong = client.get("/api/not_a_class")
-    assert wrong.status_code == 500
-    assert "must be a class derived from BaseHTTPRequestHandler" in wrong.json()["error"]
+    # Changed twice: with gap row 5 a plain `def handler` was a helper module (404);
+    # now a module-level `handler` is a context handler ("functions-2" helper,
+    # platform_choices.CONTEXT_HANDLER_ENTRY), answered like a non-streaming agent.
+    agent_style = client.get("/api/not_a_class")
+    assert (agent_style.status_code, agent_style.text) == (200, "agents style, in the wrong folder")
 
 
 def test_data_lands_in_the_serve_store(client: httpx.Client, store_path: Path) -> None:

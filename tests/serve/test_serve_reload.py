@@ -59,6 +59,8 @@ def test_reload_restarts_on_source_and_env_changes(tmp_path: Path) -> None:
             write_project(project, {"agents/version.py": "async def handler(ctx)\n"})
             eventually(lambda: version().status_code == 500)
             assert "SyntaxError" in version().json()["error"]
+            # the restarted worker reported it as it started, before any request
+            assert "ERROR agents/version.py failed to import" in server.log()
             write_project(project, {"agents/version.py": """
                 async def handler(ctx):
                     return {"v": 3, "flavor": ctx.env.get("FLAVOR")}

@@ -1,0 +1,281 @@
+"""One agent run: the request's body, ``ctx``, the handler, its limits, its trace.
+
+The run is registered (so an abort can reach it) from before the handler is
+called until its response is complete. Its ``signal`` is set by an abort, a
+client disconnect or ``agents.timeout``; a run still going a grace period
+later is cancelled (a stream simply ends; a plain handler answers
+:data:`.platform_choices.ABORTED_STATUS` / ``TIMEOUT_STATUS``). When it ends,
+its tracer is logged and appended to ``traces.jsonl``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive
+
+import makers_store
+from makers_store.errors import MemoryValidationError
+
+from . import trace_log
+from .context import AbortFunction, AgentContext, AgentRequest, ToolsSetup, Utils
+from .kv import KVSpaces
+from .platform_choices import ABORTED_STATUS, INTERRUPT_STATUS, TIMEOUT_STATUS
+from .responses import (
+    ResultError,
+    SSEResponse,
+    error_response,
+    is_graph_interrupt,
+    json_response,
+    to_response,
+)
+from .routes import Route
+from .runs import ActiveRuns, Run
+from .sse import dumps
+from .tracing import Tracer
+
+logger = logging.getLogger("makers_store.serve")
+trace_logger = logging.getLogger("makers_store.serve.trace")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a decoded JSON value holds a string with a lone surrogate (iteratively)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+def parse_body(raw: bytes) -> Any:
+    """The request body as JSON (``{}`` when empty); ValueError if it is not JSON."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except RecursionError:
+        raise ValueError("the request body is not valid JSON: nested too deeply") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ValueError(f"the request body is not valid JSON: {exc}") from None
+    if _has_lone_surrogate(value):
+        raise ValueError("the request body is not valid JSON: a \\u escape is a lone surrogate")
+    return value
+
+
+async def call_handler(handler: Any, ctx: object) -> Any:
+    """``handler(ctx)``: awaited, a thread for a plain function, an async generator as is."""
+    if inspect.isasyncgenfunction(handler):
+        return handler(ctx)
+    if inspect.iscoroutinefunction(handler):
+        return await handler(ctx)
+    if not callable(handler):
+        raise ResultError(f"`handler` must be a function, not {type(handler).__name__}")
+    result = await asyncio.to_thread(handler, ctx)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def _watch_disconnect(receive: Receive, run: Run) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            run.abort("disconnected")
+            return
+
+
+def agent_request(request: Request, body: Any, raw: bytes, signal: asyncio.Event) -> AgentRequest:
+    """``ctx.request`` (also a cloud-function context handler's ``context.request``)."""
+    headers = {
+        k.decode("latin-1"): v.decode("latin-1")
+        for k, v in request.scope["headers"]
+        if not k.startswith(b"makers-internal-")  # the front's own, not the client's
+    }
+    return AgentRequest(
+        method=request.method,
+        path=request.url.path,
+        url=str(request.url),
+        headers=headers,
+        query=dict(request.query_params),
+        body=body,
+        raw_body=raw,
+        signal=signal,
+    )
+
+
+class _Cancelled(Exception):
+    """The run did not end within the grace period after its signal."""
+
+
+async def _until_done_or_stopped(handler: Any, ctx: AgentContext, run: Run) -> Any:
+    task = asyncio.ensure_future(call_handler(handler, ctx))
+    stop = asyncio.ensure_future(run.must_stop.wait())
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+    if not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise _Cancelled
+    return task.result()
+
+
+def _interrupt_values(exc: BaseException) -> list[Any]:
+    values: list[Any] = []
+    for arg in exc.args:
+        for item in arg if isinstance(arg, list | tuple) else [arg]:
+            value = getattr(item, "value", item)
+            try:
+                dumps(value)
+            except (TypeError, ValueError):
+                value = str(value)
+            values.append(value)
+    return values
+
+
+@dataclass
+class AgentRunner:
+    """What every agent run of one worker shares."""
+
+    store: Callable[[], makers_store.ContextStore]
+    #: The route's ``handler`` (ResultError naming the file when it cannot be imported).
+    load: Callable[[Route], Any]
+    runs: ActiveRuns
+    kv: KVSpaces
+    env: dict[str, str]
+    tools: ToolsSetup
+    abort: AbortFunction
+    instance: int
+    timeout_s: float | None
+
+    def __post_init__(self) -> None:
+        self._warned_empty: set[str] = set()
+
+    async def run(self, route: Route, request: Request, cid: str, run_id: str) -> Response:
+        raw = await request.body()
+        if not raw.strip() and route.relative not in self._warned_empty:
+            self._warned_empty.add(route.relative)
+            logger.warning(
+                "%s: a POST with an empty body is handed over as {}; the platform refuses it "
+                "with 400 (send {} from your frontend)",
+                route.relative,
+            )
+        try:
+            body = parse_body(raw)
+        except ValueError as exc:
+            return error_response(400, str(exc))
+        try:
+            store = self.store().bind(cid or None, run_id=run_id)
+        except MemoryValidationError as exc:
+            return error_response(400, f"makers-conversation-id header: {exc}")
+        handler = self.load(route)
+        run = Run(cid, run_id)
+        ctx = self._context(route, request, body, raw, store, run)
+        return await self._drive(route, request, handler, ctx, run)
+
+    def _context(
+        self,
+        route: Route,
+        request: Request,
+        body: Any,
+        raw: bytes,
+        store: makers_store.ContextStore,
+        run: Run,
+    ) -> AgentContext:
+        return AgentContext(
+            request=agent_request(request, body, raw, run.signal),
+            env=dict(self.env),
+            conversation_id=run.conversation_id,
+            run_id=run.run_id,
+            store=store,
+            utils=Utils(run.run_id, self.abort),
+            tracer=Tracer(run.run_id),
+            kv=self.kv.for_route(route.relative),
+            tools_setup=self.tools,
+        )
+
+    async def _drive(
+        self, route: Route, request: Request, handler: Any, ctx: AgentContext, run: Run
+    ) -> Response:
+        self.runs.start(run)
+        watcher = asyncio.create_task(_watch_disconnect(request.receive, run))
+        timer = None
+        if self.timeout_s is not None:
+            timer = asyncio.get_running_loop().call_later(
+                self.timeout_s, self._timed_out, run, route
+            )
+
+        def end(status: str) -> None:
+            watcher.cancel()
+            if timer is not None:
+                timer.cancel()
+            self.runs.finish(run)
+            self._trace(route, request, ctx, status)
+
+        try:
+            result = await _until_done_or_stopped(handler, ctx, run)
+            response = to_response(result, run, end)
+        except _Cancelled:
+            end(run.reason or "aborted")
+            status = TIMEOUT_STATUS if run.reason == "timeout" else ABORTED_STATUS
+            message = f"the run was cancelled: {run.reason} and not finished after the grace period"
+            return error_response(status, message, run_id=run.run_id)
+        except ResultError as exc:
+            end("error")
+            logger.error("run %s: %s: %s", run.run_id, route.relative, exc)
+            return error_response(500, str(exc), run_id=run.run_id)
+        except Exception as exc:
+            if is_graph_interrupt(exc):
+                end("interrupted")
+                logger.info("run %s: %s raised GraphInterrupt (not an error)", run.run_id,
+                            route.relative)
+                payload = {"interrupted": True, "interrupts": _interrupt_values(exc),
+                           "run_id": run.run_id}
+                return json_response(payload, INTERRUPT_STATUS)
+            end("error")
+            logger.exception("run %s: %s raised", run.run_id, route.relative)
+            return error_response(500, f"{type(exc).__name__}: {exc}", run_id=run.run_id)
+        if not isinstance(response, SSEResponse):
+            end(run.reason or "ok")
+        return response
+
+    def _timed_out(self, run: Run, route: Route) -> None:
+        if run.signal.is_set():
+            return
+        logger.warning(
+            "run %s: %s reached agents.timeout (%gs); its signal is set, and it is cancelled "
+            "if still running in a few seconds",
+            run.run_id,
+            route.relative,
+            self.timeout_s,
+        )
+        run.abort("timeout")
+
+    def _trace(self, route: Route, request: Request, ctx: AgentContext, status: str) -> None:
+        tracer = ctx.tracer
+        trace_logger.info("trace route=%s %s", route.path, tracer.summary(status))
+        record = trace_log.build_record(
+            tracer,
+            status=status,
+            conversation_id=ctx.conversation_id,
+            route=request.url.path,
+            file=route.relative,
+            instance=self.instance,
+        )
+        trace_log.append_record(trace_log.trace_path(self.tools.project), record)

@@ -1,0 +1,95 @@
+"""The front's registry of requests in flight, and the abort fan-out it serves.
+
+The front chooses each request's run id when it dispatches it, and records
+here which worker holds it, per conversation, until its answer has been
+relayed. ``ctx.utils.abort_active_run`` on one instance aborts that
+instance's own runs, then calls :func:`serve_control` (on a 127.0.0.1
+listener, guarded by the session token): the other instances holding the
+conversation's requests are asked to abort them, and each is told the run
+ids dispatched to it, so a run that has not started there yet (its request
+in transit, its module importing) is aborted when it starts. The caller gets
+back the run ids dispatched to *it*, for the same reason.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from typing import Any
+
+from starlette.types import Receive, Scope, Send
+
+from .front_body import BodyRefused, ClientGone, read_small_json
+from .front_headers import header, send_json
+from .front_limits import FrontLimits
+from .supervisor import Worker, WorkerPool
+from .worker_app import INTERNAL_PREFIX, TOKEN_HEADER
+
+#: An abort request is a few ids; anything larger is not one.
+_MAX_CONTROL_BODY_BYTES = 64 * 1024
+
+
+class InflightRuns:
+    """conversation id -> {run id: (the worker holding it, dispatch time in epoch seconds)}."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, dict[str, tuple[Worker, float]]] = {}
+
+    def add(self, conversation_id: str, run_id: str, worker: Worker) -> None:
+        if conversation_id:
+            self._runs.setdefault(conversation_id, {})[run_id] = (worker, time.time())
+
+    def remove(self, conversation_id: str, run_id: str) -> None:
+        runs = self._runs.get(conversation_id)
+        if runs is not None:
+            runs.pop(run_id, None)
+            if not runs:
+                del self._runs[conversation_id]
+
+    def by_worker(
+        self, conversation_id: str, except_run: str | None
+    ) -> dict[Worker, dict[str, float]]:
+        """The conversation's runs in flight but ``except_run``, grouped by worker."""
+        grouped: dict[Worker, dict[str, float]] = {}
+        for run_id, (worker, dispatched) in self._runs.get(conversation_id, {}).items():
+            if run_id != except_run:
+                grouped.setdefault(worker, {})[run_id] = dispatched
+        return grouped
+
+    def __len__(self) -> int:
+        return sum(len(runs) for runs in self._runs.values())
+
+
+async def serve_control(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    *,
+    token: str,
+    inflight: InflightRuns,
+    pool: WorkerPool,
+    limits: FrontLimits,
+) -> None:
+    """``POST /__makers/abort {conversation_id, except_run, instance}`` from a worker."""
+    given = header(scope["headers"], TOKEN_HEADER.encode()) or b""
+    if not hmac.compare_digest(given, token.encode()):
+        await send_json(send, 404, {"error": "not found"})
+        return
+    if scope["path"] != INTERNAL_PREFIX + "abort" or scope["method"] != "POST":
+        await send_json(send, 404, {"error": "not found"})
+        return
+    try:
+        data: Any = await read_small_json(receive, limits, _MAX_CONTROL_BODY_BYTES)
+        cid, except_run = str(data["conversation_id"]), data.get("except_run")
+        caller = int(data.get("instance", 0))
+    except (ClientGone, BodyRefused, ValueError, KeyError, TypeError) as exc:
+        await send_json(send, 400, {"error": f"bad abort request: {exc!r}"})
+        return
+    holders = inflight.by_worker(cid, except_run)
+    # Never call the caller back: it has aborted its own runs and is blocked
+    # waiting for this answer. It is sent the run ids dispatched to it instead.
+    here = {run_id: at for w, runs in holders.items() if w.serial == caller
+            for run_id, at in runs.items()}
+    others = {w: runs for w, runs in holders.items() if w.serial != caller}
+    aborted = await pool.abort_on(others, cid, except_run)
+    await send_json(send, 200, {"aborted": aborted, "dispatched_here": here})

@@ -1,0 +1,106 @@
+"""Every choice ``makers-store serve`` makes where the platform's behaviour is UNKNOWN.
+
+The facts file (``spec/platform-runtime.md``) marks these points UNKNOWN or
+CONFLICT. Each constant below is the one place the choice is made; change
+it here and the whole runtime follows. The README lists them.
+"""
+
+from __future__ import annotations
+
+#: ``agents.framework`` when edgeone.json has none. CONFLICT in the sources:
+#: an old doc (2026-06-09) falls back to ``basic`` inside the toolkit, the
+#: newer SKILL.md (2026-08-14) says ``claude-agent-sdk``; PAS ships no
+#: edgeone.json and reads ``ctx.tools.all()`` generically. We pass None
+#: ("not set") so ``ctx.tools`` keeps its generic shape, which works for
+#: code written against either reading.
+FRAMEWORK_WHEN_ABSENT: str | None = None
+
+#: ``agents.framework`` values the platform documents (anything else: a warning,
+#: then treated as absent, as the console does with a generic icon).
+KNOWN_FRAMEWORKS = ("claude-agent-sdk", "openai-agents-sdk", "langgraph", "crewai", "deepagents")
+
+#: After ``signal`` is set (abort, client disconnect, ``agents.timeout``) a run has
+#: this long to finish on its own (save a partial answer, send a last frame)
+#: before it is cancelled. The platform's grace, if any, is UNKNOWN.
+STOP_GRACE_S = 2.0
+TIMEOUT_GRACE_S = 5.0
+
+#: Status of a non-streaming run cancelled after an abort or a disconnect
+#: (nginx's "client closed request"); UNKNOWN on the platform.
+ABORTED_STATUS = 499
+#: Status of a non-streaming run cancelled at ``agents.timeout``; UNKNOWN on the platform.
+TIMEOUT_STATUS = 504
+
+#: A non-streaming handler that raises LangGraph's ``GraphInterrupt`` answers
+#: 200 with ``{"interrupted": true, "interrupts": [...], "run_id": ...}``. The
+#: platform only says it is "not an error"; the response shape is UNKNOWN.
+INTERRUPT_STATUS = 200
+
+# abort_active_run names the latest aborted run in ``run_id`` (the platform keeps
+# one active run per conversation; we may have several and abort them all, except
+# the caller's own run) - see runs.latest.
+#: How long a worker's ``abort_active_run`` waits for the other instances
+#: (it is synchronous, so it blocks that worker's event loop meanwhile).
+ABORT_CALL_TIMEOUT_S = 3.0
+#: How long the front waits for each instance during an abort fan-out.
+ABORT_FANOUT_TIMEOUT_S = 2.0
+
+#: ``ctx.kv``: scope, limits and TTL are UNKNOWN. Ours: one namespace per
+#: route file, per worker process (lost when the instance is recycled, which
+#: is what "temporary" means locally), no TTL.
+KV_MAX_KEY_LENGTH = 512
+KV_MAX_VALUE_BYTES = 1024 * 1024
+
+# ``ctx.utils.sse(data)``: the platform falls back to ``str(data)`` when json.dumps
+# raises TypeError (so do we, see sse._data_text); its JSON details (non-ASCII,
+# NaN, separators) are UNKNOWN. Ours (sse.dumps): non-ASCII kept, NaN refused
+# (ValueError -> an error frame), the default ", " / ": " separators.
+
+# A POST with an empty body: the platform refuses it with 400 (RAG template
+# evidence); we hand the handler ``{}`` and log a warning once per route
+# (agent_run.AgentRunner.run), so ``curl -X POST`` keeps working locally.
+
+#: Dev-server views the platform's ``edgeone makers dev`` is said to have.
+HEALTH_PATH = "/health"
+METRICS_PATH = "/agent-metrics"
+
+# --- cloud functions ----------------------------------------------------------
+
+#: How a framework-mode cloud function (Flask, FastAPI, Django) reaches
+#: ``context`` is UNKNOWN on the platform. Ours: the ``FunctionContext`` sits
+#: under this key in the ASGI scope and the WSGI environ
+#: (``flask.request.environ["makers.context"]``, ``request.scope["makers.context"]``).
+FUNCTION_CONTEXT_KEY = "makers.context"
+
+#: The cloud-function request-body limit is "6 MB" [CF:python-functions.md];
+#: whether that is 6,000,000 or 6,291,456 bytes is UNKNOWN. Read as MiB.
+FUNCTION_MAX_BODY_BYTES = 6 * 1024 * 1024
+
+#: The agent request-body limit is UNKNOWN (the facts file gives none; cloud
+#: functions get 6 MB, the store takes 50 MB per message content). Ours: 64 MiB,
+#: enough for one message at the store's content limit plus its JSON envelope.
+#: The front refuses a larger body with 413, from its Content-Length before
+#: reading any of it; it is also the most any route (cloud functions under
+#: ``--no-function-limits`` too) is sent.
+AGENT_MAX_BODY_BYTES = 64 * 1024 * 1024
+
+#: CONFLICT: which ``cloud-functions/`` files are routes. The cloud-functions
+#: doc [CF:python-functions.md "Entry file recognition"] lists four entry
+#: patterns (``class handler(BaseHTTPRequestHandler)``, ``app = Flask(...)``,
+#: ``app = FastAPI(...)``, ``application = get_wsgi_application()``), and
+#: older templates load each function as a top-level module (sys.path + bare
+#: imports). The current official claude-agent-starter-python
+#: (TencentEdgeOne/claude-agent-starter-python, cloud-functions/history,
+#: conversations, clear-history, delete-conversation at 3cf4d5b / 4f3fc23)
+#: writes them agent-style instead: a module-level ``async def handler(context)``
+#: reading ``context.request.body``, awaiting ``context.agent.store``, returning
+#: dicts or ``{"status_code": n, "body": ...}``, and importing siblings with
+#: relative imports (``from .._logger import ...``), so the platform must load
+#: those as package members. Official templates must run unchanged, so with
+#: True a module-level function named ``handler`` (async or not) is a fifth
+#: entry pattern, the "context handler" (function_handlers.py): it gets an
+#: agent-like ``context`` with the ASYNC store (what the template awaits; a
+#: plain ``def handler`` gets it too, and a warning), and its relative imports
+#: do not warn. The four documented patterns win when a file also has one.
+#: False: such files are helper modules again, as the doc alone says.
+CONTEXT_HANDLER_ENTRY = True
