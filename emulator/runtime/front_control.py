@@ -9,11 +9,19 @@ conversation's requests are asked to abort them, and each is told the run
 ids dispatched to it, so a run that has not started there yet (its request
 in transit, its module importing) is aborted when it starts. The caller gets
 back the run ids dispatched to *it*, for the same reason.
+
+The answer comes from this registry at once; the aborts are delivered in the
+background. Waiting for the other instances would be a deadlock in waiting:
+the caller's event loop is blocked in its synchronous call, and an instance
+doing the same (two runs of one conversation stopping each other) could not
+answer the front either.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
+import logging
 import time
 from typing import Any
 
@@ -25,21 +33,30 @@ from .front_limits import FrontLimits
 from .supervisor import Worker, WorkerPool
 from .worker_app import INTERNAL_PREFIX, TOKEN_HEADER
 
+logger = logging.getLogger("makers_store.serve")
+
 #: An abort request is a few ids; anything larger is not one.
 _MAX_CONTROL_BODY_BYTES = 64 * 1024
 
 
 class InflightRuns:
-    """conversation id -> {run id: (the worker holding it, dispatch time in epoch seconds)}."""
+    """conversation id -> {run id: (the worker holding it, dispatch time in epoch seconds)}.
+
+    ``aborted`` holds the run ids an abort has already named, so a second stop
+    of the same run answers that nothing was running, as the worker's own
+    registry does.
+    """
 
     def __init__(self) -> None:
         self._runs: dict[str, dict[str, tuple[Worker, float]]] = {}
+        self.aborted: set[str] = set()
 
     def add(self, conversation_id: str, run_id: str, worker: Worker) -> None:
         if conversation_id:
             self._runs.setdefault(conversation_id, {})[run_id] = (worker, time.time())
 
     def remove(self, conversation_id: str, run_id: str) -> None:
+        self.aborted.discard(run_id)
         runs = self._runs.get(conversation_id)
         if runs is not None:
             runs.pop(run_id, None)
@@ -91,5 +108,29 @@ async def serve_control(
     here = {run_id: at for w, runs in holders.items() if w.serial == caller
             for run_id, at in runs.items()}
     others = {w: runs for w, runs in holders.items() if w.serial != caller}
-    aborted = await pool.abort_on(others, cid, except_run)
+    aborted = [
+        {"run_id": run_id, "started": at}
+        for runs in others.values()
+        for run_id, at in runs.items()
+        if run_id not in inflight.aborted
+    ]
+    inflight.aborted.update(run["run_id"] for run in aborted)
+    if others:
+        _deliver(pool.abort_on(others, cid, except_run))
     await send_json(send, 200, {"aborted": aborted, "dispatched_here": here})
+
+
+#: Deliveries under way (the event loop keeps only weak references to tasks).
+_deliveries: set[asyncio.Task[Any]] = set()
+
+
+def _deliver(abort: Any) -> None:
+    task = asyncio.get_running_loop().create_task(abort)
+    _deliveries.add(task)
+
+    def done(finished: asyncio.Task[Any]) -> None:
+        _deliveries.discard(finished)
+        if not finished.cancelled() and finished.exception() is not None:
+            logger.warning("abort delivery failed: %r", finished.exception())
+
+    task.add_done_callback(done)

@@ -67,6 +67,31 @@ FIDELITY = {
                 yield {"n": n}
                 await asyncio.sleep(0.05)
     ''',
+    # Two runs of one conversation, on two instances, each stopping the other
+    # at the same moment with the synchronous abort (a blocked event loop each).
+    "agents/mutual.py": '''
+        import asyncio
+        import time
+
+
+        async def handler(ctx):
+            at = ctx.request.body["at"]
+
+            async def gen():
+                yield {"started": True}
+                await asyncio.sleep(max(0.0, at - time.time()))
+                began = time.monotonic()
+                result = ctx.utils.abort_active_run(ctx.conversation_id)
+                took = time.monotonic() - began
+                try:
+                    await asyncio.wait_for(ctx.request.signal.wait(), 10)
+                    signalled = True
+                except TimeoutError:
+                    signalled = False
+                yield {"took": took, "aborted": result.aborted, "signalled": signalled}
+
+            return ctx.utils.stream_sse(gen())
+    ''',
     "agents/history.py": '''
         async def handler(ctx):
             target = ctx.request.body["conversation_id"]

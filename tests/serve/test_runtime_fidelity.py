@@ -6,6 +6,7 @@ Agents in :mod:`.fidelity_projects` are our own code in the templates' call styl
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -97,6 +98,35 @@ def test_abort_ends_a_stream_that_ignores_its_signal(client: httpx.Client) -> No
     record = next(r for r in metrics if r["run_id"] == run_id)
     assert record["status"] == "aborted"
     assert record["attributes"] == {"ignores": "signal"}
+
+
+def test_two_runs_stopping_each_other_neither_waits(server: Server) -> None:
+    """Each instance is blocked in its synchronous abort call at the same time:
+    the front answers from its registry, so neither waits for the other."""
+    cid = f"mutual-{uuid.uuid4()}"
+    at = time.time() + 2.0
+    finals: list[dict[str, object]] = []
+    instances: list[str] = []
+
+    def run() -> None:
+        with server.client() as own, own.stream(
+            "POST", "/mutual", json={"at": at}, headers={"makers-conversation-id": cid}
+        ) as response:
+            instances.append(response.headers["makers-instance"])
+            frames = [json.loads(data) for _, data in sse_events(response.iter_lines())]
+        finals.append(frames[-1])
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.3)  # the second request of the conversation goes to the next instance
+    for thread in threads:
+        thread.join(30)
+    assert len(set(instances)) == 2, instances
+    assert len(finals) == 2, finals
+    for final in finals:
+        assert final["aborted"] is True and final["signalled"] is True, finals
+        assert isinstance(final["took"], float) and final["took"] < 1.0, finals
 
 
 def test_idle_stop_answers_aborted_false(client: httpx.Client) -> None:
