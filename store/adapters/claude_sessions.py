@@ -159,6 +159,11 @@ class _Append:
     entries: list[dict[str, Any]]
     entries_json: str
     now: int
+    #: Advance the project's clock blob (see :func:`_next_mtime`). Off where
+    #: every request costs money (S3): there all sessions of a deployment share
+    #: one project key (the working directory), so one blob would take a
+    #: conditional write, and its retries, from every conversation's appends.
+    project_clock: bool = True
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     written: list[tuple[str, int]] = field(default_factory=list)
 
@@ -235,8 +240,11 @@ def _commit(
         if isinstance(entry_uuid, str):
             yield from put(place.marker(head.gen, entry_uuid), str(seq).encode())
     head.next = seq + 1
-    if place.is_main:
+    if place.is_main and call.project_clock:
         head.mtime = yield from _next_mtime(place.project, call.now)
+    else:
+        head.mtime = max(call.now, head.mtime + 1)
+    if place.is_main:
         prev: SessionSummaryEntry | None = None
         if head.summary is not None:
             prev = {"session_id": place.sid, "mtime": head.mtime, "data": head.summary}
@@ -244,8 +252,6 @@ def _commit(
         head.summary = folded["data"]
         # Listing entry first: a committed main transcript is always listed.
         yield from put(keys.claude_project_entry(place.project, place.sid), b"")
-    else:
-        head.mtime = max(call.now, head.mtime + 1)
     yield from put(place.head_key, head.encode(), if_match=etag, if_none_match=etag is None)
 
 
@@ -401,6 +407,7 @@ class ClaudeSessionStore(SessionStore):
             cast("list[dict[str, Any]]", entries),
             encode_json(entries, argument="entries"),
             shared.clock(),
+            project_clock=not shared.blobs.costly_requests,
         )
         await shared.run(lambda: _append(call), write=True)
 

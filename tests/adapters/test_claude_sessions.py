@@ -498,16 +498,15 @@ async def test_mtime_is_strictly_increasing_across_sessions_and_store_objects(
         }
 
 
-async def test_concurrent_commits_on_object_storage_get_distinct_mtimes() -> None:
-    """Without transactions, racing appends to different sessions contend on
-    the project's clock blob; each commit gets its own mtime."""
+async def test_concurrent_commits_on_a_transactional_backend_get_distinct_mtimes() -> None:
+    """Racing appends to different sessions through several store objects each
+    get their own mtime from the project's clock blob."""
     from makers_store.api import ContextStore
-    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+    from makers_store.emulator.memory import MemoryBlobStore
 
     shared = MemoryMap()
     stores = [
-        ContextStore(StepwiseMemoryBlobStore(shared), clock=FixedClock(5_000, step=0))
-        for _ in range(4)
+        ContextStore(MemoryBlobStore(shared), clock=FixedClock(5_000, step=0)) for _ in range(4)
     ]
     sessions = [store.claude_session_store() for store in stores]
 
@@ -518,3 +517,22 @@ async def test_concurrent_commits_on_object_storage_get_distinct_mtimes() -> Non
     await asyncio.gather(*(writer(n) for n in range(4)))
     mtimes = [item["mtime"] for item in await sessions[0].list_sessions("p")]
     assert len(mtimes) == 20 and len(set(mtimes)) == 20
+
+
+async def test_costly_backends_keep_mtime_per_session_without_a_project_clock() -> None:
+    """On object storage every conversation of a deployment shares the project
+    key, so no shared clock blob is written (it would serialise them all): a
+    session's mtime is strictly increasing, across sessions it is the clock."""
+    from makers_store.api import ContextStore
+    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+
+    shared = MemoryMap()
+    store = ContextStore(StepwiseMemoryBlobStore(shared), clock=FixedClock(5_000, step=0))
+    sessions = store.claude_session_store()
+    key: SessionKey = {"project_key": "p", "session_id": "s"}
+    for i in range(3):
+        await sessions.append(key, [entry(i)])
+    await sessions.append({"project_key": "p", "session_id": "t"}, [entry(0)])
+    listed = {item["session_id"]: item["mtime"] for item in await sessions.list_sessions("p")}
+    assert listed == {"s": 5_002, "t": 5_000}
+    assert keys.claude_clock_key("p") not in shared.blobs
