@@ -14,6 +14,7 @@ import asyncio
 import inspect
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,9 @@ logger = logging.getLogger("makers_store.serve")
 trace_logger = logging.getLogger("makers_store.serve.trace")
 
 
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
 def _has_lone_surrogate(value: Any) -> bool:
     """Whether a decoded JSON value holds a string with a lone surrogate (iteratively)."""
     pending = [value]
@@ -74,7 +78,9 @@ def parse_body(raw: bytes) -> Any:
         raise ValueError("the request body is not valid JSON: nested too deeply") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"the request body is not valid JSON: {exc}") from None
-    if _has_lone_surrogate(value):
+    # Valid UTF-8 holds no surrogates, so only a \uD800-\uDFFF escape can make
+    # one: the walk over the decoded value runs only for bodies that have such an escape.
+    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
         raise ValueError("the request body is not valid JSON: a \\u escape is a lone surrogate")
     return value
 
