@@ -108,13 +108,14 @@ async def serve_control(
     here = {run_id: at for w, runs in holders.items() if w.serial == caller
             for run_id, at in runs.items()}
     others = {w: runs for w, runs in holders.items() if w.serial != caller}
-    aborted = [
-        {"run_id": run_id, "started": at}
+    named = {
+        run_id: at
         for runs in others.values()
         for run_id, at in runs.items()
         if run_id not in inflight.aborted
-    ]
-    inflight.aborted.update(run["run_id"] for run in aborted)
+    }
+    inflight.aborted.update(named)
+    aborted = [{"run_id": run_id, "started": at} for run_id, at in named.items()]
     if others:
         _deliver(pool.abort_on(others, cid, except_run))
     await send_json(send, 200, {"aborted": aborted, "dispatched_here": here})
