@@ -71,8 +71,9 @@ def encode_json(value: Any, *, argument: str, max_bytes: int = MAX_VALUE_BYTES) 
         if isinstance(value, _CONTAINERS):
             _check_structure(value, argument)
     if has_surrogate(text):
+        place = find_surrogate(value) or "a string"
         raise MemoryValidationError(
-            f"{argument} must be valid Unicode: {_surrogate_place(value)} holds a lone "
+            f"{argument} must be valid Unicode: {place} holds a lone "
             "surrogate, which UTF-8 cannot encode"
         )
     # UTF-8 never takes more than 4 bytes per character; measure only when it could matter.
@@ -143,8 +144,11 @@ def _raise_key_error(value: Any, argument: str) -> None:
             stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
 
 
-def _surrogate_place(value: Any) -> str:
-    """Where the first lone surrogate is, as ``the string at $.a[0]`` (slow; errors only)."""
+def find_surrogate(value: Any) -> str | None:
+    """Where the first lone surrogate in a JSON-like value (str, dict, list,
+    tuple, nested) is, as ``the string at $.a[0]`` or ``the key 'k' at $``;
+    None when it holds none. Iterative, so any depth is safe; it builds paths,
+    so callers on a hot path run it only when a surrogate is possible."""
     stack: list[tuple[Any, str]] = [(value, "$")]
     while stack:
         item, path = stack.pop()
@@ -152,12 +156,12 @@ def _surrogate_place(value: Any) -> str:
             return f"the string at {path}"
         if isinstance(item, dict):
             for key, child in item.items():
-                if has_surrogate(key):
+                if isinstance(key, str) and has_surrogate(key):
                     return f"the key {key!r} at {path}"
-                stack.append((child, _step(path, key)))
+                stack.append((child, _step(path, str(key))))
         elif isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
-    return "a string"
+    return None
 
 
 def decode_json(data: bytes | str, *, what: str) -> Any:

@@ -33,6 +33,13 @@ def identifier(value: Any, argument: str) -> str:
         raise MemoryValidationError(
             f"{argument} must be at most {MAX_ID_LENGTH} characters, got {len(value)}"
         )
+    return text(value, argument)
+
+
+def text(value: str, argument: str) -> str:
+    """``value`` if UTF-8 can encode it (it holds no lone surrogate), else the
+    one error for that, naming ``argument``. For names that go into keys and
+    records; whole JSON values are checked by ``codec.encode_json``."""
     if has_surrogate(value):
         raise MemoryValidationError(
             f"{argument} must be valid Unicode: {value!r} holds a lone surrogate, "

@@ -24,6 +24,7 @@ from starlette.responses import Response
 from starlette.types import Receive
 
 import makers_store
+from makers_store.codec import find_surrogate
 from makers_store.errors import MemoryValidationError
 
 from . import trace_log
@@ -50,24 +51,6 @@ trace_logger = logging.getLogger("makers_store.serve.trace")
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-def _has_lone_surrogate(value: Any) -> bool:
-    """Whether a decoded JSON value holds a string with a lone surrogate (iteratively)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
-                return True
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
-
-
 def parse_body(raw: bytes) -> Any:
     """The request body as JSON (``{}`` when empty); ValueError if it is not JSON."""
     if not raw.strip():
@@ -80,7 +63,7 @@ def parse_body(raw: bytes) -> Any:
         raise ValueError(f"the request body is not valid JSON: {exc}") from None
     # Valid UTF-8 holds no surrogates, so only a \uD800-\uDFFF escape can make
     # one: the walk over the decoded value runs only for bodies that have such an escape.
-    if _SURROGATE_ESCAPE.search(raw) and _has_lone_surrogate(value):
+    if _SURROGATE_ESCAPE.search(raw) and find_surrogate(value) is not None:
         raise ValueError("the request body is not valid JSON: a \\u escape is a lone surrogate")
     return value
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from makers_store.codec import has_surrogate
 from makers_store.errors import MemoryValidationError
 
 from .platform_choices import KV_MAX_KEY_LENGTH, KV_MAX_VALUE_BYTES
@@ -31,7 +32,7 @@ def _key(key: Any, method: str) -> str:
         raise MemoryValidationError(
             f"kv.{method}: key is {len(key)} characters; at most {KV_MAX_KEY_LENGTH}"
         )
-    if any(ord(char) < 0x20 or 0xD800 <= ord(char) <= 0xDFFF for char in key):
+    if has_surrogate(key) or any(ord(char) < 0x20 for char in key):
         raise MemoryValidationError(
             f"kv.{method}: key {key!r} holds a control character or a lone surrogate"
         )

@@ -53,7 +53,6 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from makers_store import keys, validate
-from makers_store.codec import has_surrogate
 from makers_store.errors import MemoryValidationError
 
 from . import langgraph_checkpoint_programs as programs
@@ -83,13 +82,7 @@ def _thread(value: Any, argument: str) -> str:
 
 def _text(value: Any, argument: str) -> str:
     """A name that goes into keys or record headers: UTF-8 must encode it."""
-    text = str(value)
-    if has_surrogate(text):
-        raise MemoryValidationError(
-            f"{argument} must be valid Unicode: {text!r} holds a lone surrogate, "
-            "which UTF-8 cannot encode"
-        )
-    return text
+    return validate.text(str(value), argument)
 
 
 def _checkpoint_id(value: Any, argument: str) -> str:

@@ -56,7 +56,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-from ..codec import dumps, encode_json, has_surrogate
+from .. import validate
+from ..codec import dumps, encode_json
 from ..errors import MemoryValidationError, StoreError, SyncCallInEventLoopError
 from . import langgraph_store_programs as programs
 from .langgraph_store_records import check_filter
@@ -353,11 +354,8 @@ def _check_unicode(op: Op) -> None:
     if isinstance(op, GetOp | PutOp):
         named.append(("key", op.key))
     for argument, text in named:
-        if isinstance(text, str) and has_surrogate(text):
-            raise MemoryValidationError(
-                f"{argument} must be valid Unicode: {text!r} holds a lone surrogate, "
-                "which UTF-8 cannot encode"
-            )
+        if isinstance(text, str):
+            validate.text(text, argument)
 
 
 def _check_count(value: Any, argument: str, *, minimum: int = 0) -> None:
