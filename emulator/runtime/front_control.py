@@ -10,11 +10,12 @@ ids dispatched to it, so a run that has not started there yet (its request
 in transit, its module importing) is aborted when it starts. The caller gets
 back the run ids dispatched to *it*, for the same reason.
 
-The answer comes from this registry at once; the aborts are delivered in the
-background. Waiting for the other instances would be a deadlock in waiting:
-the caller's event loop is blocked in its synchronous call, and an instance
-doing the same (two runs of one conversation stopping each other) could not
-answer the front either.
+The answer waits until each other instance has taken its abort (so a run not
+started yet is sure to be stopped when it starts), except for instances that
+are themselves inside such a call: their event loop is blocked in it, so they
+could not answer before their own call returns. Those get theirs in the
+background, and the answer comes from this registry: two runs of one
+conversation stopping each other both return at once.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class InflightRuns:
     def __init__(self) -> None:
         self._runs: dict[str, dict[str, tuple[Worker, float]]] = {}
         self.aborted: set[str] = set()
+        #: Instances (serials) whose abort call is being served now: blocked in it.
+        self.calling: set[int] = set()
 
     def add(self, conversation_id: str, run_id: str, worker: Worker) -> None:
         if conversation_id:
@@ -102,6 +105,17 @@ async def serve_control(
     except (ClientGone, BodyRefused, ValueError, KeyError, TypeError) as exc:
         await send_json(send, 400, {"error": f"bad abort request: {exc!r}"})
         return
+    inflight.calling.add(caller)
+    try:
+        answer = await _abort(inflight, pool, cid, except_run, caller)
+    finally:
+        inflight.calling.discard(caller)
+    await send_json(send, 200, answer)
+
+
+async def _abort(
+    inflight: InflightRuns, pool: WorkerPool, cid: str, except_run: str | None, caller: int
+) -> dict[str, Any]:
     holders = inflight.by_worker(cid, except_run)
     # Never call the caller back: it has aborted its own runs and is blocked
     # waiting for this answer. It is sent the run ids dispatched to it instead.
@@ -116,9 +130,13 @@ async def serve_control(
     }
     inflight.aborted.update(named)
     aborted = [{"run_id": run_id, "started": at} for run_id, at in named.items()]
-    if others:
-        _deliver(pool.abort_on(others, cid, except_run))
-    await send_json(send, 200, {"aborted": aborted, "dispatched_here": here})
+    blocked = {w: runs for w, runs in others.items() if w.serial in inflight.calling}
+    ready = {w: runs for w, runs in others.items() if w.serial not in inflight.calling}
+    if blocked:
+        _deliver(pool.abort_on(blocked, cid, except_run))
+    if ready:
+        await pool.abort_on(ready, cid, except_run)
+    return {"aborted": aborted, "dispatched_here": here}
 
 
 #: Deliveries under way (the event loop keeps only weak references to tasks).

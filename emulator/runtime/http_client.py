@@ -76,6 +76,10 @@ class Connection:
         Framed by ``Content-Length`` when ``length`` is known, chunked otherwise.
         Each piece is drained before the next is read, so only about one piece
         is held in memory. What ``pieces`` raises propagates unchanged.
+
+        A worker may answer before it has read the body (a 404, a limit) and
+        close the connection, so a failed write of the *body* is not an error
+        here: the answer is read next, and only a missing answer fails.
         """
         chunked = length is None
         framing = (
@@ -86,6 +90,10 @@ class Connection:
         lines += [framing, b"connection: close"]
         try:
             self.writer.write(b"\r\n".join(lines) + b"\r\n\r\n")
+            await self.writer.drain()
+        except OSError as exc:
+            raise UpstreamError(f"sending the request failed: {exc}") from exc
+        try:
             async for piece in pieces:
                 if chunked:
                     self.writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
@@ -95,8 +103,8 @@ class Connection:
             if chunked:
                 self.writer.write(b"0\r\n\r\n")
             await self.writer.drain()
-        except OSError as exc:
-            raise UpstreamError(f"sending the request failed: {exc}") from exc
+        except OSError:
+            return  # the worker stopped reading: its answer (or its absence) tells
 
     async def _line(self) -> bytes:
         try:
