@@ -22,18 +22,23 @@ def copy_command(
     ],
     prune: Annotated[
         bool,
-        typer.Option("--prune", help="Delete blobs that exist only in the destination."),
+        typer.Option(
+            "--prune", help="Delete conversations and blobs that exist only in the destination."
+        ),
     ] = False,
     as_json: JsonOutput = False,
 ) -> None:
-    """Copy every conversation, message, state value and adapter blob from
-    SRC_URL to DST_URL (for example from the local emulator to production).
+    """Copy every conversation (messages, state, framework data) and every
+    blob outside conversations from SRC_URL to DST_URL (for example from the
+    local emulator to production).
 
-    Idempotent: blobs already equal in the destination are not written again,
-    so an interrupted copy is finished by running it again. Copy a store that
+    Each conversation in DST_URL is replaced at once: while the copy runs,
+    fails or is interrupted it reads as it was or as in SRC_URL. Idempotent:
+    conversations and blobs already equal are not written again, so an
+    interrupted copy is finished by running it again. Copy a store that
     nobody is writing to.
     """
-    from makers_store.copying import copy_store, count_blobs
+    from makers_store.copying import copy_store, count_units
     from makers_store.factory import open_blob_store
     from makers_store.portal import Portal
 
@@ -48,7 +53,7 @@ def copy_command(
         try:
             dst = open_blob_store(destination)
             try:
-                total = portal.call(count_blobs(src))
+                total = portal.call(count_units(src))
                 with progress("copying", total) as bar:
                     report = portal.call(copy_store(src, dst, prune=prune, progress=bar.advance))
             finally:
@@ -60,17 +65,25 @@ def copy_command(
     if as_json:
         emit_json(report.to_dict())
         return
-    extra = (
-        f"; {report.pruned} blobs only in the destination deleted"
-        if prune
-        else (
-            f"; {report.extra_in_destination} blobs exist only in the destination "
-            "(kept; --prune deletes them)"
-            if report.extra_in_destination
-            else ""
+    from .text import counted
+
+    if prune:
+        extra = (
+            f"; deleted {counted(report.pruned_conversations, 'conversation')} and "
+            f"{counted(report.pruned_blobs, 'blob')} only in the destination"
         )
-    )
+    elif report.extra_conversations or report.extra_blobs:
+        extra = (
+            f"; {counted(report.extra_conversations, 'conversation')} and "
+            f"{counted(report.extra_blobs, 'blob')} exist only in the destination "
+            "(kept; --prune deletes them)"
+        )
+    else:
+        extra = ""
     stderr().print(
-        f"copied {report.source_blobs} blobs: {report.written} written "
-        f"({report.bytes_written:,} bytes), {report.unchanged} already equal{extra}",
+        f"copied {counted(report.conversations, 'conversation')} "
+        f"({report.conversations_written:,} written, {report.conversations_unchanged:,} "
+        f"already equal) and {counted(report.blobs, 'other blob')} "
+        f"({report.blobs_written:,} written, {report.blobs_unchanged:,} already equal), "
+        f"{counted(report.bytes_written, 'byte')}{extra}",
     )

@@ -48,8 +48,10 @@ def _print_routes(routes: RouteTable) -> None:
     if routes.helpers:
         shown = ", ".join(routes.helpers[:SHOWN_HELPERS])
         more = len(routes.helpers) - SHOWN_HELPERS
-        say(f"helpers (not routed: no entry pattern): {shown}"
-            + (f" and {more} more" if more > 0 else ""))
+        say(
+            f"helpers (not routed: no entry pattern): {shown}"
+            + (f" and {more} more" if more > 0 else "")
+        )
     console.file.flush()
 
 
@@ -176,6 +178,6 @@ def init_command(
     console.print(
         f"\nnext:\n  makers-store serve {directory}\n"
         "  curl -s localhost:8088/chat -H 'makers-conversation-id: demo' "
-        "-d '{\"message\": \"hi\"}'",
+        '-d \'{"message": "hi"}\'',
         highlight=False,
     )

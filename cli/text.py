@@ -36,3 +36,8 @@ def printable_json(text: str) -> str:
 def printable_line(text: str) -> str:
     """:func:`printable`, and newlines and tabs escaped too (one line of a table)."""
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 conversation``, ``2 conversations`` (nouns that take an ``s``)."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

@@ -143,7 +143,7 @@ def import_command(
     from .errors import Interrupted, UsageProblem
     from .render import emit_json, progress, stderr
 
-    line = total = 0
+    done = conversations = 0
     with _readable(file) as path:
         if not path.is_file():
             raise UsageProblem(f"FILE {str(file)!r} is not a readable file")
@@ -155,19 +155,24 @@ def import_command(
         try:
             with open_session(ctx, create=True) as session, progress("importing", None) as bar:
 
-                def advanced(done: int, of: int) -> None:
-                    nonlocal line, total
-                    line, total = done, of
-                    session.checkpoint()  # stops here after Ctrl-C, after line `done`
-                    bar.update(done, of)
+                def advanced(line: int, of: int) -> None:
+                    # After Ctrl-C this stops the conversation being written,
+                    # whose unit then leaves it as it was.
+                    session.checkpoint()
+                    bar.update(line, of)
 
-                counts = session.call(import_jsonl(session.blobs, lines, progress=advanced))
+                def replaced(count: int, of: int) -> None:
+                    nonlocal done, conversations
+                    done, conversations = count, of
+
+                counts = session.call(
+                    import_jsonl(session.blobs, lines, progress=advanced, on_conversation=replaced)
+                )
         except KeyboardInterrupt:
-            # Claim only what the importer reported: it stopped in the progress
-            # callback that followed line `line` (before any, it was reading).
-            where = f"at line {line} of {total}" if total else "while reading the file"
+            where = f"after {done} of {conversations} conversations" if conversations else "early"
             raise Interrupted(
-                f"import interrupted {where}; run the same import again to finish"
+                f"import interrupted {where}; each conversation of the file is either "
+                "imported or as it was; run the same import again to finish"
             ) from None
     if as_json:
         emit_json(counts.to_dict())

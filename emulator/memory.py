@@ -29,6 +29,7 @@ from makers_store.blob import (
     Scan,
     StepwiseBlobStore,
     drive_sync,
+    prefix_end,
 )
 from makers_store.errors import MemoryValidationError, PreconditionFailedError
 
@@ -106,8 +107,9 @@ class MemoryMap:
         if op.start_after is not None:
             lo = max(lo, bisect.bisect_right(keys, op.start_after))
         hi = len(keys)
-        if op.prefix:
-            hi = bisect.bisect_left(keys, op.prefix[:-1] + chr(ord(op.prefix[-1]) + 1))
+        end = prefix_end(op.prefix)
+        if end is not None:
+            hi = bisect.bisect_left(keys, end)
         if op.end_before is not None:
             hi = min(hi, bisect.bisect_left(keys, op.end_before))
         if lo >= hi:

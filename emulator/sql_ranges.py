@@ -9,20 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from makers_store.blob import ListKeys, Scan
-
-
-def prefix_end(prefix: str) -> str | None:
-    """The least string greater than every string starting with ``prefix``
-    (None when there is none): the exclusive upper bound of a prefix range."""
-    chars = list(prefix)
-    while chars:
-        following = ord(chars.pop()) + 1
-        if following == 0xD800:  # surrogates never occur in keys
-            following = 0xE000
-        if following <= 0x10FFFF:
-            return "".join(chars) + chr(following)
-    return None
+from makers_store.blob import ListKeys, Scan, prefix_end
 
 
 def range_query(op: ListKeys | Scan, table: str, placeholder: str) -> tuple[str, list[Any]]:

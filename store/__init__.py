@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         MissingExtraError,
         PreconditionFailedError,
         StoreError,
+        SyncCallInEventLoopError,
     )
     from .factory import open_blob_store, open_store
     from .location import StoreLocation
@@ -50,6 +51,7 @@ _SOURCES = {
         "MissingExtraError",
         "PreconditionFailedError",
         "StoreError",
+        "SyncCallInEventLoopError",
     ),
     ".factory": ("open_blob_store", "open_store"),
     ".location": ("StoreLocation",),
@@ -72,13 +74,16 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
+#: Everything a user imports from ``makers_store`` (pinned by tests/test_public_api.py).
 __all__ = [
     "BackendError",
     "Blob",
     "BlobInfo",
     "BlobStore",
+    "Clock",
     "ContextStore",
     "ConversationMeta",
+    "IdSource",
     "ListConversationsResult",
     "MemoryConflictError",
     "MemoryCorruptError",
@@ -91,6 +96,7 @@ __all__ = [
     "StateStore",
     "StoreError",
     "StoreLocation",
+    "SyncCallInEventLoopError",
     "SyncContextStore",
     "SyncStateStore",
     "open_blob_store",

@@ -14,11 +14,12 @@ from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import keys
-from .blob import BlobStore, Op, Program, delete, get, list_keys, put
+from . import keys, names
+from .blob import BlobStore, Op, Program, delete, get, list_keys, prefix_end, put
 from .codec import ConversationRecord, decode_message
+from .layout import ensure_layout
 from .models import Message
-from .programs import entry_is_current, index_keys, load_meta, visible_meta
+from .programs import entry_is_current, index_keys, load_meta, load_meta_at, visible_meta
 
 #: Conversations per unit of work when walking the store.
 CONVERSATION_BATCH = 100
@@ -47,10 +48,12 @@ def conversation_page(
         batch = yield from list_keys(keys.CONVERSATIONS, start_after=position, limit=1)
         if not batch:
             return found, None
-        cid = keys.conversation_from_key(batch[0].key)
-        record = (yield from load_meta(cid))[0] if with_meta else None
-        found.append((cid, record))
-        position = keys.prefix_end(keys.conversation_prefix(cid))
+        segment = keys.conversation_segment(batch[0].key)
+        record = None
+        if with_meta or keys.is_bounded(segment):  # a bounded id: meta holds it
+            record = (yield from load_meta_at(keys.meta_key_of_segment(segment)))[0]
+        found.append(((yield from names.conversation_id(segment, record)), record))
+        position = prefix_end(f"{keys.CONVERSATIONS}{segment}/")  # never None: ends with "/"
     return found, position
 
 
@@ -59,6 +62,7 @@ async def iter_conversations(
 ) -> AsyncIterator[tuple[str, ConversationRecord | None]]:
     """Every conversation id owning data, with its stored meta (possibly None,
     possibly marked deleting), one batch per unit of work."""
+    await ensure_layout(blobs)
     position: str | None = None
     while True:
         page, position = await blobs.run(
@@ -107,10 +111,11 @@ class StoreCounts:
         }
 
 
-def _state_counts(cids: list[str]) -> Program[int]:
+def _state_counts(conversations: list[tuple[str, ConversationRecord | None]]) -> Program[int]:
     total = 0
-    for cid in cids:
-        total += yield from count_keys(keys.state_prefix(cid))
+    for cid, record in conversations:
+        gen = "" if record is None else record.generation
+        total += yield from count_keys(keys.state_prefix(cid, gen))
     return total
 
 
@@ -121,14 +126,14 @@ def _index_count() -> Program[int]:
 async def store_counts(blobs: BlobStore) -> StoreCounts:
     """Live conversations, their messages, state entries and index entries."""
     conversations = messages = state_entries = 0
-    pending: list[str] = []
+    pending: list[tuple[str, ConversationRecord | None]] = []
     async for cid, record in iter_conversations(blobs):
         if record is not None and record.deleting:
             continue
         if record is not None:
             conversations += 1
             messages += record.message_count
-        pending.append(cid)
+        pending.append((cid, record))
         if len(pending) == CONVERSATION_BATCH:
             state_entries += await blobs.run(_state_counts(pending), write=False)
             pending = []
@@ -146,7 +151,7 @@ def _read_message(cid: str, message_id: str) -> Program[Message | None]:
     seq = keys.seq_of_message_id(message_id)
     if record is None or seq is None or not record.visible(seq):
         return None
-    blob = yield from get(keys.message_key(cid, seq))
+    blob = yield from get(keys.message_key(cid, seq, record.generation))
     if blob is None:
         return None
     message = decode_message(blob.data)
@@ -155,6 +160,7 @@ def _read_message(cid: str, message_id: str) -> Program[Message | None]:
 
 async def read_message(blobs: BlobStore, conversation_id: str, message_id: str) -> Message | None:
     """One visible message of a conversation, or None."""
+    await ensure_layout(blobs)
     return await blobs.run(_read_message(conversation_id, message_id), write=False)
 
 
@@ -162,6 +168,7 @@ async def conversation_users(blobs: BlobStore, conversation_id: str) -> list[str
     """The user ids whose index lists the conversation (``user_id`` of its
     appends), or None when it does not exist. Not part of ConversationMeta,
     whose fields are the platform's; ``conv show`` prints them."""
+    await ensure_layout(blobs)
     record = await blobs.run(visible_meta(conversation_id), write=False)
     return None if record is None else list(record.user_ids)
 
@@ -198,24 +205,40 @@ def _judge(key: str, metas: dict[str, ConversationRecord | None]) -> Generator[O
     parsed = keys.parse_any_index_key(key)
     if parsed is None:
         return IndexEntry(key, None, None, None, False, "not a valid index key")
-    prefix, uid, at, cid = parsed
-    if cid not in metas:
-        metas[cid] = (yield from load_meta(cid))[0]
-    record = metas[cid]
-    if entry_is_current(key, prefix, uid, record):
+    prefix, user_segment, position, segment = parsed
+    at = position[0]
+    if segment not in metas:
+        metas[segment] = (yield from load_meta_at(keys.meta_key_of_segment(segment)))[0]
+    record = metas[segment]
+    cid, uid = _ids(segment, user_segment, record)
+    if entry_is_current(key, prefix, user_segment, record):
         return IndexEntry(key, uid, at, cid, True)
     if record is None:
         reason = "the conversation does not exist"
     elif record.deleting:
         reason = "the conversation is being deleted"
-    elif at in record.superseded_at:
+    elif position in record.superseded_at:
         reason = "superseded; meta owes its deletion (batched)"
         return IndexEntry(key, uid, at, cid, False, reason, owed=True)
-    elif at != max(record.last_message_at, 0):
+    elif at != keys.clamp_time(record.last_message_at):
         reason = f"rank {at} but last_message_at is {record.last_message_at}"
+    elif position[1] != record.last_tie:
+        reason = f"tie {position[1]} but the last write's is {record.last_tie}"
     else:
         reason = f"user {uid!r} is not among the conversation's users"
     return IndexEntry(key, uid, at, cid, False, reason)
+
+
+def _ids(
+    segment: str, user_segment: str | None, record: ConversationRecord | None
+) -> tuple[str, str | None]:
+    """The conversation and user ids an entry's segments name, as far as they
+    can be read (a bounded one from meta, else it is shown as the segment)."""
+    cid = record.conversation_id if record is not None else keys.id_of_segment(segment)
+    uid = None if user_segment is None else keys.id_of_segment(user_segment)
+    if user_segment is not None and uid is None and record is not None:
+        uid = next((u for u in record.user_ids if keys.id_segment(u) == user_segment), None)
+    return (segment if cid is None else cid), (user_segment if uid is None else uid)
 
 
 def _entry_page(prefix: str, start_after: str | None) -> Program[list[IndexEntry]]:
@@ -238,6 +261,7 @@ async def iter_index_entries(
 ) -> AsyncIterator[IndexEntry]:
     """Every raw index entry (the recency index, then the per-user ones), or
     only ``user_id``'s, each judged against its conversation's meta."""
+    await ensure_layout(blobs)
     for prefix in _index_prefixes(user_id):
         start_after: str | None = None
         while True:
@@ -298,7 +322,7 @@ def _missing_entries(found: list[Found]) -> Program[list[IndexDrift]]:
         for key in index_keys(cid, record):
             if (yield from get(key)) is None:
                 parsed = keys.parse_any_index_key(key)
-                uid = parsed[1] if parsed else None
+                uid = _ids(parsed[3], parsed[1], record)[1] if parsed else None
                 reason = "the conversation's meta implies it but it is absent"
                 missing.append(IndexDrift("missing", key, cid, uid, reason))
     return missing
@@ -374,6 +398,7 @@ async def rebuild_indexes(
     """Recreate every index entry from the conversations' metas, then delete
     the entries that are not current. ``on_conversation(n)`` reports progress
     after each batch of ``n`` conversations."""
+    await ensure_layout(blobs, write=True)
     live = created = removed = 0
     position: str | None = None
     while True:

@@ -10,12 +10,11 @@ How the methods read positional, keyword and bound-store calls:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import appends, arguments, keys, listing, programs, validate
-from .adapters import load_adapter
+from . import adapters, appends, arguments, keys, listing, programs, validate
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .clock import Clock, IdSource, random_suffix, system_clock
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from .adapters.langgraph_checkpoints import MakersCheckpointSaver
     from .adapters.langgraph_store import MakersLangGraphStore
     from .adapters.openai_sessions import OpenAISession
+
 
 class StateStore:
     """A JSON key-value store bound to one conversation."""
@@ -177,14 +177,14 @@ class ContextStore:
         user_id: str | None = None,
     ) -> str:
         """Append a message, creating the conversation if missing; returns its id."""
+        cid = self._cid(conversation_id)
+        role = validate.role(arguments.required(role, "role"))
+        content_json = validate.content_json(arguments.required(content, "content"))
+        metadata_json = validate.metadata_json(metadata)
+        uid = validate.optional_user_id(user_id)
+        now, tie = self._shared.stamp()
         new = appends.NewMessage(
-            conversation_id=self._cid(conversation_id),
-            role=validate.role(arguments.required(role, "role")),
-            content_json=validate.content_json(arguments.required(content, "content")),
-            metadata_json=validate.metadata_json(metadata),
-            user_id=validate.optional_user_id(user_id),
-            now=self._shared.clock(),
-            suffix=self._shared.ids(),
+            cid, role, content_json, metadata_json, uid, now, self._shared.ids(), tie
         )
         costly = self.blobs.costly_requests
         return await self._shared.run(lambda: appends.append_message(new, costly), write=True)
@@ -201,7 +201,7 @@ class ContextStore:
         cid = self._cid(conversation_id)
         uid = validate.optional_user_id(user_id)
         batch = validate.message_batch(arguments.required(messages, "messages"))
-        now = self._shared.clock()
+        now, tie = self._shared.stamp()
         news = []
         for index, item in enumerate(batch):
             with validate.item_context(f"messages[{index}]"):
@@ -214,6 +214,7 @@ class ContextStore:
                         user_id=uid,
                         now=now,
                         suffix=self._shared.ids(),
+                        tie=tie,
                     )
                 )
         costly = self.blobs.costly_requests
@@ -351,20 +352,17 @@ class ContextStore:
 
     def claude_session_store(self) -> ClaudeSessionStore:
         """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
-        return load_adapter("claude_sessions").ClaudeSessionStore(self)  # type: ignore[no-any-return]
+        return adapters.make_claude_session_store(self)
 
     async def claude_session_binding(self, conversation_id: str | None = None) -> str:
         """The Claude session id (a UUID) of ``conversation_id``: the id itself
         if it is a UUID, else one generated once and persisted."""
-        cid = self._cid(conversation_id)
-        module = load_adapter("claude_sessions")
-        return await module.session_binding(self, cid)  # type: ignore[no-any-return]
+        return await adapters.claude_session_binding(self, self._cid(conversation_id))
 
     def openai_session(self, session_id: str, max_items: int | None = None) -> OpenAISession:
         """An OpenAI Agents SDK ``Session`` kept as this conversation's messages
         (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
-        module = load_adapter("openai_sessions")
-        return module.OpenAISession(self, session_id, max_items=max_items)  # type: ignore[no-any-return]
+        return adapters.make_openai_session(self, session_id, max_items)
 
     # The Claude SDK's SessionStore protocol on the store itself, so that
     # ``session_store=ctx.store`` works as the platform's Python doc shows.
@@ -397,15 +395,19 @@ class ContextStore:
     @property
     def langgraph_checkpointer(self) -> MakersCheckpointSaver:
         """A LangGraph ``BaseCheckpointSaver`` over this store (extra ``langgraph``)."""
-        return self._adapter("langgraph_checkpoints", "MakersCheckpointSaver")  # type: ignore[no-any-return]
+        return self._adapter("langgraph_checkpointer", adapters.make_langgraph_checkpointer)
 
     @property
     def langgraph_store(self) -> MakersLangGraphStore:
         """A LangGraph ``BaseStore`` over this store (extra ``langgraph``)."""
-        return self._adapter("langgraph_store", "MakersLangGraphStore")  # type: ignore[no-any-return]
+        return self._adapter("langgraph_store", adapters.make_langgraph_store)
 
-    def _adapter(self, module_name: str, class_name: str) -> Any:
-        adapters = self._shared.adapters
-        if class_name not in adapters:
-            adapters[class_name] = getattr(load_adapter(module_name), class_name)(self)
-        return adapters[class_name]
+    def _adapter(
+        self, name: str, build: Callable[[ContextStore], adapters.AdapterT]
+    ) -> adapters.AdapterT:
+        """``build(self)``, made once per store: the views bound from it share it."""
+        built = self._shared.adapters
+        if name not in built:
+            built[name] = build(self)
+        adapter: adapters.AdapterT = built[name]  # what ``build`` made under this name
+        return adapter

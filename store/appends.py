@@ -40,6 +40,8 @@ class NewMessage:
     user_id: str | None
     now: int
     suffix: str
+    #: orders this write among those of its millisecond (see keys, "rank")
+    tie: int | None = None
     written: list[int] = field(default_factory=list)
 
 
@@ -57,8 +59,9 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
     """
     cid = new.conversation_id
     record, etag = yield from load_live_meta(cid)
+    gen = "" if record is None else record.generation
     for seq in list(new.written):  # an earlier attempt of this very call
-        blob = yield from get(keys.message_key(cid, seq))
+        blob = yield from get(keys.message_key(cid, seq, gen))
         mid = keys.message_id(seq, new.suffix)
         if blob is None or pending_append(blob.data)[0] != mid:
             new.written.remove(seq)
@@ -66,7 +69,7 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
             return mid  # committed by a helper
         elif record is not None and seq == record.next_seq:
             yield from _commit_append(
-                cid, record, etag, seq, new.now, new.user_id, costly_requests
+                cid, record, etag, seq, (new.now, new.tie), new.user_id, costly_requests
             )
             return mid
         else:  # written into a conversation that was deleted meanwhile
@@ -82,12 +85,14 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
     seq = record.next_seq
     mid = keys.message_id(seq, new.suffix)
     try:
-        yield from _put_pending(new, seq)
+        yield from _put_pending(new, seq, record.generation)
     except PreconditionFailedError:
         yield from _help_pending(cid, record, etag, seq, costly_requests)
         raise
     new.written.append(seq)
-    yield from _commit_append(cid, record, etag, seq, new.now, new.user_id, costly_requests)
+    yield from _commit_append(
+        cid, record, etag, seq, (new.now, new.tie), new.user_id, costly_requests
+    )
     return mid
 
 
@@ -95,15 +100,18 @@ def _help_pending(
     cid: str, record: ConversationRecord, etag: str | None, seq: int, costly_requests: bool
 ) -> Generator[Op, Any, None]:
     """Commit another append's message found uncommitted at ``seq``."""
-    pending = yield from get(keys.message_key(cid, seq))
+    pending = yield from get(keys.message_key(cid, seq, record.generation))
     if pending is not None:
         _, created_at, user_id = pending_append(pending.data)
         if etag is None:
             record.created_at = record.last_message_at = created_at
-        yield from _commit_append(cid, record, etag, seq, created_at, user_id, costly_requests)
+        # its writer's tie is not known here: an entry without one
+        yield from _commit_append(
+            cid, record, etag, seq, (created_at, None), user_id, costly_requests
+        )
 
 
-def _put_pending(new: NewMessage, seq: int) -> Generator[Op, Any, None]:
+def _put_pending(new: NewMessage, seq: int, gen: str) -> Generator[Op, Any, None]:
     """Create ``new``'s message blob at ``seq``, uncommitted until meta passes it."""
     data = encode_message(
         message_id=keys.message_id(seq, new.suffix),
@@ -113,7 +121,7 @@ def _put_pending(new: NewMessage, seq: int) -> Generator[Op, Any, None]:
         metadata_json=new.metadata_json,
         user_id=new.user_id,
     )
-    yield from put(keys.message_key(new.conversation_id, seq), data, if_none_match=True)
+    yield from put(keys.message_key(new.conversation_id, seq, gen), data, if_none_match=True)
 
 
 def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Program[list[str]]:
@@ -147,7 +155,7 @@ def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Pr
     for offset, new in enumerate(news):
         seq = first + offset
         try:
-            yield from _put_pending(new, seq)
+            yield from _put_pending(new, seq, record.generation)
         except PreconditionFailedError:
             if offset == 0:  # another append's uncommitted message: finish it first
                 yield from _help_pending(cid, record, etag, seq, costly_requests)
@@ -155,7 +163,7 @@ def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Pr
         new.written.append(seq)
     last, last_seq = news[-1], first + len(news) - 1
     yield from _commit_append(
-        cid, record, etag, last_seq, last.now, last.user_id, costly_requests, len(news)
+        cid, record, etag, last_seq, (last.now, last.tie), last.user_id, costly_requests, len(news)
     )
     return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
 
@@ -165,7 +173,7 @@ def _commit_append(
     record: ConversationRecord,
     etag: str | None,
     seq: int,
-    created_at: int,
+    written: keys.Position,
     user_id: str | None,
     costly_requests: bool,
     count: int = 1,
@@ -182,16 +190,18 @@ def _commit_append(
     meta). Readers skip superseded entries either way.
     """
     before = index_keys(cid, record) if etag is not None else []
-    previous_at = record.last_message_at
+    previous = record.position
+    created_at, tie = written
     record.next_seq = seq + 1
     record.message_count += count
-    record.last_message_at = max(previous_at, created_at) if etag is not None else created_at
+    if etag is None or created_at >= previous[0]:
+        record.last_message_at, record.last_tie = created_at, tie
     if user_id is not None and user_id not in record.user_ids:
         record.user_ids.append(user_id)
     after = index_keys(cid, record)
     superseded = [key for key in before if key not in after]
     if superseded and costly_requests:
-        record.superseded_at.append(previous_at)
+        record.superseded_at.append(previous)
         superseded = []
     owed = len(record.superseded_at)  # a store copied from S3 owes some anywhere
     if owed and (owed >= STALE_INDEX_BATCH or not costly_requests):

@@ -130,6 +130,21 @@ Op = Get | Put | Delete | DeleteMany | ListKeys | Scan
 Program = Generator[Op, Any, T]
 
 
+def prefix_end(prefix: str) -> str | None:
+    """The least key greater than every key starting with ``prefix`` (None
+    when there is none): the exclusive upper bound of the key range
+    ``[prefix, prefix_end(prefix))`` a prefix names. Keys compare by code
+    point; surrogates never occur in them."""
+    chars = list(prefix)
+    while chars:
+        following = ord(chars.pop()) + 1
+        if following == 0xD800:
+            following = 0xE000
+        if following <= 0x10FFFF:
+            return "".join(chars) + chr(following)
+    return None
+
+
 # Typed helpers for writing programs: ``blob = yield from get(key)``.
 
 
@@ -176,6 +191,22 @@ def scan(
     limit: int | None = None,
 ) -> Generator[Op, Any, list[Entry]]:
     return cast("list[Entry]", (yield Scan(prefix, start_after, end_before, reverse, limit)))
+
+
+def segments_under(prefix: str) -> Generator[Op, Any, list[str]]:
+    """The distinct first path segments of the keys under ``prefix``, one
+    listing per segment: a skip-scan that never reads what lies beneath."""
+    found: list[str] = []
+    cursor: str | None = None
+    while True:
+        infos = yield from list_keys(prefix, start_after=cursor, limit=1)
+        if not infos:
+            return found
+        segment = infos[0].key[len(prefix) :].split("/", 1)[0]
+        found.append(segment)
+        # past every key under prefix/segment/ (keys hold no U+10FFFF: the
+        # store's are escaped ASCII)
+        cursor = f"{prefix}{segment}/\U0010ffff"
 
 
 def single(op: Op) -> Program[Any]:

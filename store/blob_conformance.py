@@ -1,9 +1,21 @@
-"""The conformance suite every Blob-store backend must pass.
+"""The conformance suite every Blob-store backend must pass: one named rule per check.
 
-``await run_blob_conformance(open_backend)`` runs every check against fresh
-backends made by ``open_backend()`` (an async callable), closing each one,
-and raises AssertionError naming the first broken rule. It needs no test
-framework, so a third-party backend can run it from its own tests.
+Each rule (:data:`CHECKS`, in order; :data:`RULES` by name) is an async
+function of a fresh, empty backend that asserts what the backend must do,
+each assertion saying what it checks. Three ways to run them:
+
+- ``await run_blob_conformance(open_backend)`` runs every rule, each on a
+  fresh backend made by ``open_backend()`` (an async callable) and closed
+  after it, and raises AssertionError naming the first broken rule. It needs
+  no test framework, so a third-party backend can run it from anything.
+- ``await run_blob_rule(rule, open_backend)`` runs one rule (by name or
+  function) the same way.
+- :class:`BlobStoreTests` is a base class for pytest, as zarr's
+  ``StoreTests`` is: subclass it as ``TestMyBackend``, define
+  ``open_backend``, and pytest reports each rule as its own test
+  (``TestMyBackend::test_preconditions``), so a failing backend shows which
+  rule it breaks. The tests are coroutines: run them with an asyncio plugin
+  (pytest-asyncio in auto mode, or ``@pytest.mark.asyncio`` on the class).
 """
 
 from __future__ import annotations
@@ -17,11 +29,16 @@ from .errors import PreconditionFailedError
 
 OpenBackend = Callable[[], Awaitable[BlobStore]]
 Check = Callable[[BlobStore], Awaitable[None]]
+#: Every rule, in the order they run.
 CHECKS: list[Check] = []
+#: The rules by name (the function's name, as the reports give it).
+RULES: dict[str, Check] = {}
 
 
 def check(fn: Check) -> Check:
+    """Register ``fn`` as a rule."""
     CHECKS.append(fn)
+    RULES[fn.__name__] = fn
     return fn
 
 
@@ -35,6 +52,7 @@ async def _fails(awaitable: Awaitable[Any], what: str) -> None:
 
 @check
 async def get_put_head_delete(blobs: BlobStore) -> None:
+    """get, head, put and delete of one key: values, etags, sizes, what a missing key gives."""
     assert await blobs.get("a") is None, "get of a missing key returns None"
     assert await blobs.head("a") is None, "head of a missing key returns None"
     info = await blobs.put("a", b"one")
@@ -53,6 +71,7 @@ async def get_put_head_delete(blobs: BlobStore) -> None:
 
 @check
 async def batch_delete(blobs: BlobStore) -> None:
+    """delete_many removes exactly its keys (more than one S3 request holds), missing or not."""
     # More than one S3 DeleteObjects request takes, missing keys among them.
     present = [f"d/{n:04}" for n in range(1_005)]
     await asyncio.gather(*(blobs.put(key, b"") for key in present))
@@ -66,6 +85,7 @@ async def batch_delete(blobs: BlobStore) -> None:
 
 @check
 async def bytes_round_trip(blobs: BlobStore) -> None:
+    """Empty, binary and 1 MiB values come back byte for byte."""
     payloads = {"empty": b"", "binary": bytes(range(256)), "large": b"x" * (1 << 20)}
     for key, data in payloads.items():
         await blobs.put(key, data)
@@ -76,6 +96,7 @@ async def bytes_round_trip(blobs: BlobStore) -> None:
 
 @check
 async def preconditions(blobs: BlobStore) -> None:
+    """if_match / if_none_match on put and delete: a failed one raises and changes nothing."""
     first = await blobs.put("k", b"1", if_none_match=True)
     await _fails(blobs.put("k", b"2", if_none_match=True), "if_none_match on an existing key")
     await _fails(blobs.put("k", b"2", if_match="not-the-etag"), "if_match with a stale etag")
@@ -93,6 +114,7 @@ async def preconditions(blobs: BlobStore) -> None:
 
 @check
 async def listing(blobs: BlobStore) -> None:
+    """list: code-point order, prefix, reverse, limit, start_after, end_before, sizes."""
     names = ["p/a", "p/b", "p/b/c", "p/c", "p0", "p", "q/a", "p/\u00e9", "p/\U0001f600", "o/z"]
     for name in names:
         await blobs.put(name, name.encode())
@@ -120,6 +142,7 @@ async def listing(blobs: BlobStore) -> None:
 
 @check
 async def scanning(blobs: BlobStore) -> None:
+    """scan inside a program returns keys with their values (reverse, start_after, limit)."""
     for i in range(5):
         await blobs.put(f"s/{i}", str(i).encode())
 
@@ -133,6 +156,7 @@ async def scanning(blobs: BlobStore) -> None:
 
 @check
 async def programs_run_as_units(blobs: BlobStore) -> None:
+    """run: a program's result and writes, failures thrown into it, rollback if atomic."""
     def copy(src: str, dst: str) -> Program[int]:
         blob = yield from get(src)
         assert blob is not None
@@ -172,6 +196,7 @@ async def programs_run_as_units(blobs: BlobStore) -> None:
 
 @check
 async def atomic_units_are_isolated(blobs: BlobStore) -> None:
+    """An atomic backend's concurrent read-modify-write units lose no update."""
     if not blobs.atomic:
         return
     await blobs.put("counter", b"0")
@@ -186,17 +211,53 @@ async def atomic_units_are_isolated(blobs: BlobStore) -> None:
     assert blob is not None and blob.data == b"50", "atomic read-modify-write units lose nothing"
 
 
+async def run_blob_rule(rule: str | Check, open_backend: OpenBackend) -> str:
+    """Run one rule on a fresh backend, closing it after; returns the rule's name.
+
+    A broken rule raises AssertionError prefixed with the rule's name.
+    """
+    check_fn = RULES[rule] if isinstance(rule, str) else rule
+    blobs = await open_backend()
+    try:
+        await check_fn(blobs)
+    except AssertionError as exc:
+        raise AssertionError(f"{check_fn.__name__}: {exc}") from exc
+    finally:
+        await blobs.close()
+        await blobs.close()  # closing twice is allowed
+    return check_fn.__name__
+
+
 async def run_blob_conformance(open_backend: OpenBackend) -> list[str]:
-    """Run every check on a fresh backend; returns the names of the checks run."""
-    ran = []
-    for fn in CHECKS:
-        blobs = await open_backend()
-        try:
-            await fn(blobs)
-        except AssertionError as exc:
-            raise AssertionError(f"{fn.__name__}: {exc}") from exc
-        finally:
-            await blobs.close()
-            await blobs.close()  # closing twice is allowed
-        ran.append(fn.__name__)
-    return ran
+    """Run every rule, each on a fresh backend; returns the names of the rules run.
+
+    Stops at the first broken rule: AssertionError naming it.
+    """
+    return [await run_blob_rule(check_fn, open_backend) for check_fn in CHECKS]
+
+
+class BlobStoreTests:
+    """One test per rule for pytest: ``class TestMine(BlobStoreTests)`` with
+    ``async def open_backend(self) -> BlobStore`` returning a fresh, empty backend.
+
+    The class itself is not collected (its name does not start with ``Test``);
+    each subclass gets ``test_<rule>`` for every rule in :data:`CHECKS`.
+    """
+
+    async def open_backend(self) -> BlobStore:
+        raise NotImplementedError("a BlobStoreTests subclass defines open_backend()")
+
+
+def _rule_test(check_fn: Check) -> Callable[[BlobStoreTests], Awaitable[None]]:
+    async def test(self: BlobStoreTests) -> None:
+        await run_blob_rule(check_fn, self.open_backend)
+
+    test.__name__ = f"test_{check_fn.__name__}"
+    test.__qualname__ = f"{BlobStoreTests.__name__}.{test.__name__}"
+    test.__doc__ = check_fn.__doc__
+    return test
+
+
+for _check in CHECKS:
+    setattr(BlobStoreTests, f"test_{_check.__name__}", _rule_test(_check))
+del _check

@@ -206,7 +206,12 @@ class ConversationRecord:
     (``clear_messages``); ``tombstones`` hide deleted seqs whose blobs may not
     be gone yet; ``deleting`` hides the whole conversation while
     ``delete_conversation`` removes its keys. ``superseded_at`` lists earlier
-    ``last_message_at`` values whose index entries are owed a (batched) delete.
+    positions (``last_message_at``, tie) whose index entries are owed a
+    (batched) delete. ``generation`` names where the messages and state live
+    (see :mod:`makers_store.keys`): the pointer a whole-conversation
+    replacement swaps. ``last_tie`` orders the last write among those of its
+    millisecond (None for entries written before ties existed);
+    :attr:`position` is where the conversation's index entries sit.
     """
 
     conversation_id: str
@@ -219,7 +224,9 @@ class ConversationRecord:
     user_ids: list[str] = field(default_factory=list)
     tombstones: list[int] = field(default_factory=list)
     deleting: bool = False
-    superseded_at: list[int] = field(default_factory=list)
+    superseded_at: list[tuple[int, int | None]] = field(default_factory=list)
+    generation: str = ""
+    last_tie: int | None = None
 
     def public(self) -> ConversationMeta:
         return ConversationMeta(
@@ -229,6 +236,10 @@ class ConversationRecord:
             message_count=self.message_count,
             metadata=dict(self.metadata),
         )
+
+    @property
+    def position(self) -> tuple[int, int | None]:
+        return self.last_message_at, self.last_tie
 
     def visible(self, seq: int) -> bool:
         return self.cleared_below <= seq < self.next_seq and seq not in self.tombstones
@@ -250,7 +261,13 @@ class ConversationRecord:
         if self.deleting:
             record["deleting"] = True
         if self.superseded_at:
-            record["superseded_at"] = self.superseded_at
+            record["superseded_at"] = [
+                at if tie is None else [at, tie] for at, tie in self.superseded_at
+            ]
+        if self.generation:
+            record["generation"] = self.generation
+        if self.last_tie is not None:
+            record["last_tie"] = self.last_tie
         return _encoder.encode(record).encode("utf-8")
 
     @classmethod
@@ -268,7 +285,12 @@ class ConversationRecord:
                 user_ids=raw["user_ids"],
                 tombstones=raw.get("tombstones", []),
                 deleting=raw.get("deleting", False),
-                superseded_at=raw.get("superseded_at", []),
+                superseded_at=[
+                    (item, None) if isinstance(item, int) else (item[0], item[1])
+                    for item in raw.get("superseded_at", [])
+                ],
+                generation=raw.get("generation", ""),
+                last_tie=raw.get("last_tie"),
             )
         except (KeyError, TypeError) as exc:
             raise MemoryCorruptError(f"conversation meta lacks field {exc}") from None

@@ -39,6 +39,7 @@ class ImportedConversation:
     last_message_at: int
     metadata: dict[str, Any]
     user_ids: list[str]
+    last_tie: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,7 +137,7 @@ def _parse(raw: Any) -> Record:
             raise MemoryValidationError(f"not a {FORMAT} version {VERSION} header")
         return None
     if kind == "blob":
-        key = _blob_key(raw, what)
+        key = keys.current_form(_blob_key(raw, what))  # a file from before ids were cut
         return KeyedRecord("blob", None, key, key, _data(raw, what))
     cid = validate.conversation_id(_get(raw, "conversation_id", str, what))
     if kind == "conversation":
@@ -147,7 +148,14 @@ def _parse(raw: Any) -> Record:
             raise MemoryValidationError(f"{what}: user_ids holds duplicates")
         created = _timestamp(raw, "created_at", what)
         last = _timestamp(raw, "last_message_at", what)
-        return ImportedConversation(cid, created, last, metadata, user_ids)
+        tie = raw.get("last_tie")
+        if tie is not None and (
+            not isinstance(tie, int) or isinstance(tie, bool) or not 0 <= tie <= keys.TIE_MAX
+        ):
+            raise MemoryValidationError(
+                f"{what}: field 'last_tie' must be an integer 0..{keys.TIE_MAX}; got {tie!r}"
+            )
+        return ImportedConversation(cid, created, last, metadata, user_ids, tie)
     if kind == "message":
         mid = validate.message_id(_get(raw, "message_id", str, what))
         seq = _seq(mid, what)
@@ -169,7 +177,8 @@ def _parse(raw: Any) -> Record:
         return KeyedRecord("state", cid, name, keys.state_key(cid, name), value)
     if kind == "adapter":
         path = _adapter_path(raw, what)
-        key = keys.adapters_prefix(cid) + path
+        key = keys.current_form(keys.adapters_prefix(cid) + path)
+        path = key[len(keys.adapters_prefix(cid)) :]
         return KeyedRecord("adapter", cid, path, key, _data(raw, what))
     raise MemoryValidationError(f"unknown record type {kind!r}")
 
@@ -190,6 +199,7 @@ class Group:
 
     cid: str
     first_line: int
+    last_line: int = 0
     conversation: ImportedConversation | None = None
     message_line: int = 0
     seqs: set[int] = field(default_factory=set)
@@ -197,6 +207,7 @@ class Group:
     adapter_paths: set[str] = field(default_factory=set)
 
     def add(self, number: int, record: Record) -> None:
+        self.last_line = number
         if isinstance(record, ImportedConversation):
             if self.conversation is not None:
                 raise MemoryValidationError(
@@ -267,9 +278,54 @@ def grouped(
     yield number + 1, None, None, group
 
 
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where one conversation's records are in the file, and what they hold."""
+
+    cid: str
+    first_line: int
+    last_line: int
+    has_conversation: bool
+    messages: int
+    state_entries: int
+    adapter_blobs: int
+
+
+@dataclass(slots=True)
+class Plan:
+    """What a checked file holds: its line count and its conversations, in order."""
+
+    lines: int = 0
+    spans: list[Span] = field(default_factory=list)
+
+
+def plan_jsonl(source: Iterable[str | bytes]) -> Plan:
+    """Check every line without writing (errors name the line)."""
+    plan = Plan()
+    last = 0
+    for number, _, _, ended in grouped(source):
+        last = number
+        if ended is not None:
+            plan.spans.append(
+                Span(
+                    ended.cid,
+                    ended.first_line,
+                    ended.last_line,
+                    ended.conversation is not None,
+                    len(ended.seqs),
+                    len(ended.state_names),
+                    len(ended.adapter_paths),
+                )
+            )
+    plan.lines = last - 1
+    return plan
+
+
 def validate_jsonl(source: Iterable[str | bytes]) -> int:
     """Check every line without writing; returns the number of lines."""
-    last = 0
-    for number, _, _, _ in grouped(source):
-        last = number
-    return last - 1
+    return plan_jsonl(source).lines
+
+
+def numbered_records(source: Iterable[str | bytes]) -> Iterable[tuple[int, Record]]:
+    """(line number, record) of every non-blank line, parsed (a checked file)."""
+    return _records(source)

@@ -2,62 +2,48 @@
 
 The file is read twice: first every line is validated (nothing is written if
 one is bad; the error names the line; see :mod:`makers_store.import_records`),
-then the records are written. Each
-conversation in the file *replaces* the one with that id: afterwards its
-messages (with their ids and timestamps), metadata, users, state and adapter
-data are exactly the file's, and ``next_seq`` is recomputed from the message
-ids. Conversations not in the file are untouched, so importing the same file
-twice leaves the same store. Message blobs are written before the meta that
-makes them visible; index entries are moved with the meta.
+then the records are written. Each conversation in the file *replaces* the
+one with that id, in one unit of work (:mod:`makers_store.replacing`):
+afterwards its messages (with their ids and timestamps), metadata, users,
+state and adapter data are exactly the file's, and ``next_seq`` is
+recomputed from the message ids; until then it reads as it was, whether the
+import fails, is interrupted or is read meanwhile. Conversations not in the
+file are untouched, so importing the same file twice leaves the same store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from functools import partial
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 
-from . import keys
-from .blob import BlobStore, Program, delete, delete_many, list_keys, put
-from .codec import ConversationRecord
+from . import adapter_keys
+from .blob import BlobStore, Program, delete, put
+from .clock import IdSource, random_suffix
 from .import_records import (
     MAX_BLOB_KEY_BYTES,
     MAX_IMPORTED_SEQ,
-    Group,
-    ImportedConversation,
-    ImportedMessage,
     KeyedRecord,
-    grouped,
+    Plan,
+    Record,
+    Span,
+    numbered_records,
+    plan_jsonl,
     validate_jsonl,
 )
-from .programs import (
-    add_index_entries,
-    index_keys,
-    load_live_meta,
-    load_meta,
-    owned_index_keys,
-    remove_index_entries,
-    save_meta,
-)
+from .layout import ensure_layout
+from .replacing import replace_conversation
 from .retry import DEFAULT_RETRY
 from .transfer import CHUNK_BYTES, TransferCounts
 
-__all__ = ["MAX_BLOB_KEY_BYTES", "MAX_IMPORTED_SEQ", "import_jsonl", "validate_jsonl"]
-
-_LIST_BATCH = 500
-
+__all__ = [
+    "MAX_BLOB_KEY_BYTES",
+    "MAX_IMPORTED_SEQ",
+    "import_jsonl",
+    "plan_jsonl",
+    "validate_jsonl",
+]
 
 # --- import: writing -------------------------------------------------------------
-
-
-def _prepare(cid: str) -> Program[None]:
-    """Finish an interrupted deletion or message removal before writing blobs
-    that the conversation's pending clean-up would otherwise remove."""
-    stored, _ = yield from load_meta(cid)
-    if stored is None or not (stored.deleting or stored.tombstones):
-        return
-    record, etag = yield from load_live_meta(cid)
-    if record is not None:
-        yield from save_meta(cid, record, etag)
 
 
 def _put_all(items: list[tuple[str, bytes]]) -> Program[None]:
@@ -65,58 +51,9 @@ def _put_all(items: list[tuple[str, bytes]]) -> Program[None]:
         yield from put(key, data)
 
 
-def _delete_unlisted(prefix: str, keep: Callable[[str], bool]) -> Program[None]:
-    start_after: str | None = None
-    while True:
-        batch = yield from list_keys(prefix, start_after=start_after, limit=_LIST_BATCH)
-        yield from delete_many(info.key for info in batch if not keep(info.key))
-        if len(batch) < _LIST_BATCH:
-            return
-        start_after = batch[-1].key
-
-
-def _commit(group: Group) -> Program[None]:
-    """Make the conversation exactly the file's: drop what the file lacks,
-    then write meta (the commit point) and move its index entries."""
-    cid = group.cid
-    record, etag = yield from load_live_meta(cid)
-    before = owned_index_keys(cid, record) if record is not None else []
-    yield from _delete_unlisted(
-        keys.messages_prefix(cid), lambda key: keys.seq_from_message_key(key) in group.seqs
-    )
-    yield from _delete_unlisted(
-        keys.state_prefix(cid), lambda key: keys.state_name_from_key(key) in group.state_names
-    )
-    adapters = keys.adapters_prefix(cid)
-    yield from _delete_unlisted(adapters, lambda key: key[len(adapters) :] in group.adapter_paths)
-    imported = group.conversation
-    if imported is None:
-        if record is not None:
-            yield from delete_many(before)
-            yield from delete(keys.meta_key(cid), if_match=etag)
-        return
-    new = ConversationRecord(
-        conversation_id=cid,
-        created_at=imported.created_at,
-        last_message_at=imported.last_message_at,
-        message_count=len(group.seqs),
-        metadata=dict(imported.metadata),
-        next_seq=max(group.seqs) + 1 if group.seqs else 0,
-        user_ids=list(imported.user_ids),
-    )
-    after = index_keys(cid, new)
-    yield from add_index_entries(before, after)
-    yield from save_meta(cid, new, etag)
-    yield from remove_index_entries(before, after)
-
-
-async def _run_retrying(blobs: BlobStore, make: Callable[[], Program[None]]) -> None:
-    """Run a commit or preparation unit, again when a writer of the same
-    conversation got in between (the one retry policy of every store)."""
-    await DEFAULT_RETRY.run(lambda: blobs.run(make(), write=True))
-
-
 class _Writer:
+    """Blobs outside conversations, written in units of up to CHUNK_BYTES."""
+
     def __init__(self, blobs: BlobStore) -> None:
         self.blobs = blobs
         self.pending: list[tuple[str, bytes]] = []
@@ -134,37 +71,115 @@ class _Writer:
             await self.blobs.run(_put_all(items), write=True)
 
 
+class _Lines:
+    """The checked file's records, read once in order. A conversation's unit
+    takes its records from this one reading; a retry of the unit reads them
+    from the file again. ``progress(line, lines)`` runs after each record."""
+
+    def __init__(
+        self,
+        source: Callable[[], Iterable[str | bytes]],
+        lines: int,
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        self._source = source
+        self._lines = lines
+        self._progress = progress
+        self._reading: Iterator[tuple[int, Record]] = iter(numbered_records(source()))
+        self.head: tuple[int, Record] | None = next(self._reading, None)
+
+    def advance(self) -> None:
+        if self.head is not None:
+            self._report(self.head[0])
+        self.head = next(self._reading, None)
+
+    def take(self, last_line: int) -> Iterator[Record]:
+        """The records up to ``last_line``, from this reading."""
+        while self.head is not None and self.head[0] <= last_line:
+            record = self.head[1]
+            self.advance()
+            yield record
+
+    def skip(self, last_line: int) -> None:
+        while self.head is not None and self.head[0] <= last_line:
+            self.head = next(self._reading, None)
+
+    def again(self, span: Span) -> Iterator[Record]:
+        """The records of ``span``, read from the file again."""
+        for number, record in numbered_records(self._source()):
+            if number > span.last_line:
+                return
+            if number >= span.first_line:
+                self._report(number)
+                yield record
+
+    def _report(self, number: int) -> None:
+        if self._progress is not None and number <= self._lines:
+            self._progress(number, self._lines)
+
+
+async def _replace(blobs: BlobStore, lines: _Lines, span: Span, ids: IdSource) -> None:
+    """Replace one conversation in one unit, again when a writer of the same
+    conversation got in between (the one retry policy of every store)."""
+    attempts = itertools.count()
+
+    def make() -> Program[None]:
+        records = lines.take(span.last_line) if next(attempts) == 0 else lines.again(span)
+        return replace_conversation(
+            span.cid, records, has_conversation=span.has_conversation, new_generation=ids
+        )
+
+    await DEFAULT_RETRY.run(lambda: blobs.run(make(), write=True))
+    lines.skip(span.last_line)
+
+
+def _count(counts: TransferCounts, span: Span) -> None:
+    counts.conversations += int(span.has_conversation)
+    counts.messages += span.messages
+    counts.state_entries += span.state_entries
+    counts.adapter_blobs += span.adapter_blobs
+
+
 async def import_jsonl(
     blobs: BlobStore,
     source: Callable[[], Iterable[str | bytes]],
     *,
     progress: Callable[[int, int], None] | None = None,
+    on_conversation: Callable[[int, int], None] | None = None,
+    ids: IdSource = random_suffix,
 ) -> TransferCounts:
     """Validate every line of ``source()`` then write them (``source`` is
-    called once per pass). ``progress(done, total)`` reports lines written."""
-    total = validate_jsonl(source())
+    called once per pass, and again for a conversation whose unit is retried).
+    ``progress(line, lines)`` reports records read; ``on_conversation(done,
+    conversations)`` runs after each conversation is replaced (a stop there
+    leaves every conversation of the file either replaced or untouched).
+    ``ids`` names the new generations (:mod:`makers_store.replacing`)."""
+    plan: Plan = plan_jsonl(source())
+    await ensure_layout(blobs, write=True)
     counts = TransferCounts()
+    lines = _Lines(source, plan.lines, progress)
     writer = _Writer(blobs)
-    for number, record, group, ended in grouped(source()):
-        if ended is not None:
+    spans = iter(plan.spans)
+    span = next(spans, None)
+    done = 0
+    langgraph = False
+    while lines.head is not None:
+        number, record = lines.head
+        if span is not None and number == span.first_line:
             await writer.flush()
-            await _run_retrying(blobs, partial(_commit, ended))
-        if group is not None and group.first_line == number:
-            await _run_retrying(blobs, partial(_prepare, group.cid))
-        if isinstance(record, ImportedConversation):
-            counts.conversations += 1
-        elif isinstance(record, ImportedMessage):
-            counts.messages += 1
-            await writer.put(keys.message_key(record.cid, record.seq), record.data)
-        elif isinstance(record, KeyedRecord):
-            if record.kind == "state":
-                counts.state_entries += 1
-            elif record.kind == "adapter":
-                counts.adapter_blobs += 1
-            else:
-                counts.blobs += 1
+            await _replace(blobs, lines, span, ids)
+            _count(counts, span)
+            done += 1
+            if on_conversation is not None:
+                on_conversation(done, len(plan.spans))
+            span = next(spans, None)
+            continue
+        lines.advance()
+        if isinstance(record, KeyedRecord):  # a blob outside conversations
+            counts.blobs += 1
+            langgraph |= adapter_keys.is_langgraph_store_key(record.key)
             await writer.put(record.key, record.data)
-        if progress is not None and number <= total:
-            progress(number, total)
     await writer.flush()
+    if langgraph:  # items written blob by blob: the LangGraph store reindexes on next use
+        await blobs.run(delete(adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True), write=True)
     return counts

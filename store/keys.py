@@ -5,39 +5,78 @@
     c/{cid}/meta                    conversation meta (the commit point)
     c/{cid}/m/{seq}                 one message, seq zero-padded to 10 digits
     c/{cid}/s/{key}                 one state value
+    c/{cid}/g/{gen}/m/{seq}         one message of generation {gen}
+    c/{cid}/g/{gen}/s/{key}         one state value of generation {gen}
     c/{cid}/x/{adapter}/...         framework adapter data
     c/{cid}/x/links/{other}         ``other`` is deleted with ``cid``
+    c/{cid}/x/names/{segment}       the escaped text of a cut id (see "Bounded ids")
     c/{cid}/x/claude/...            Claude sessions (section "Claude sessions")
     c/{cid}/x/langgraph/...         LangGraph checkpoints and writes
     i/all/{rank}/{cid}              recency index entry
     i/u/{uid}/{rank}/{cid}          per-user recency index entry
     l/{ns1}/.../.{key}              LangGraph store item (belongs to no conversation)
+    ln/..., lr/...                  the LangGraph store's derived index (see below)
     x/claude/p/{project}/{sid}      Claude session listing entry (derived)
+    v/layout                        the layout version (:mod:`makers_store.layout`)
 
 ``{cid}``, ``{uid}`` and ``{key}`` are escaped: every character outside
 ``[A-Za-z0-9_-]`` becomes ``%XX`` per UTF-8 byte. The escaping is injective
-and never yields ``/`` or ``.``, so no id can collide with another or reach
-outside its own ``c/{cid}/`` prefix. ``{rank}`` is ``RANK_MAX -
-last_message_at`` (milliseconds), zero-padded to 15 digits, so keys sort
-newest first, then by id: the default listing order is a forward listing,
-the only kind object storage serves without reading the whole range.
+and never yields ``/``, ``.`` or ``~``, so no id can collide with another or
+reach outside its own ``c/{cid}/`` prefix.
+
+Bounded ids (:func:`id_segment`). An id may be 256 characters, and escaped
+a 4-byte character takes 12, so a conversation id, user id or state key whose
+escaped form is longer than :data:`SEGMENT_BUDGET` (200) is cut to its first
+167 characters, then ``~`` and 32 hex digits of the SHA-256 of the whole
+escaped form: every key stays under S3's 1,024 bytes and PostgreSQL's index
+entry limit, and distinct ids keep distinct segments (``~`` never occurs in
+an escaped one). Such a segment cannot be read back as the id, so where the
+store needs the id from a key it has it elsewhere: meta holds the
+conversation id, and a *name* blob ``c/{cid}/x/names/{segment}`` holds the
+escaped text of a bounded conversation id (for conversations without meta)
+or state key. Names are adapter-area blobs, so export, import and copy carry
+them and deleting the conversation deletes them. Strings that frameworks
+choose (LangGraph namespaces, checkpoint namespaces and task ids, Claude
+project keys and subpaths) are escaped but not bounded. ``{rank}`` is ``RANK_MAX -
+last_message_at`` (milliseconds), zero-padded to 15 digits, then ``~`` and
+``TIE_MAX - tie``, 3 digits, where ``tie`` orders the writes of one
+millisecond (:meth:`makers_store.shared.Shared.stamp`), so keys sort newest
+first, the later of two writes in one millisecond first, then by id: the
+default listing order is a forward listing, the only kind object storage
+serves without reading the whole range. Entries written before ties existed
+have no ``~`` part (``tie`` None) and sort before those of their millisecond.
+
+Generations: meta names the generation (``ConversationRecord.generation``)
+that holds the conversation's messages and state; the first is ``""``, whose
+keys are ``c/{cid}/m/`` and ``c/{cid}/s/``. Replacing a whole conversation
+(``import``, ``copy``) writes a new generation where no reader looks, then
+swaps the pointer in meta, so a reader sees the old conversation or the new
+one, never a mix, even on object storage (:mod:`makers_store.replacing`).
+``{gen}`` is ``[a-z0-9]``, so no generation's prefix holds another's.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from urllib.parse import unquote
 
 SEQ_WIDTH = 10
 RANK_WIDTH = 15
 RANK_MAX = 10**RANK_WIDTH - 1
+TIE_WIDTH = 3
+TIE_MAX = 10**TIE_WIDTH - 1
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SAFE_RE = re.compile(r"[A-Za-z0-9_-]+")
 _MESSAGE_ID_RE = re.compile(rf"msg_(\d{{{SEQ_WIDTH}}})_([a-z0-9]{{1,32}})")
-_CURSOR_RE = re.compile(rf"(\d{{{RANK_WIDTH}}})\.([A-Za-z0-9_%-]+)")
+_GENERATION_RE = re.compile(r"[a-z0-9]{1,32}")
+_RANK_RE = re.compile(rf"(\d{{{RANK_WIDTH}}})(?:~(\d{{{TIE_WIDTH}}}))?")
+_CURSOR_RE = re.compile(rf"\d{{{RANK_WIDTH}}}(?:~\d{{{TIE_WIDTH}}})?\.[A-Za-z0-9_%~-]+")
 
 CONVERSATIONS = "c/"
+#: The layout version of the store's keys (:mod:`makers_store.layout`).
+LAYOUT_KEY = "v/layout"
 INDEX_ALL = "i/all/"
 INDEX_USERS = "i/u/"
 
@@ -52,62 +91,144 @@ def escape(text: str) -> str:
     )
 
 
+#: The longest key segment an id becomes (see the module docstring).
+SEGMENT_BUDGET = 200
+_DIGEST_CHARS = 32
+_KEPT = SEGMENT_BUDGET - 1 - _DIGEST_CHARS
+
+
+def bound(segment: str) -> str:
+    """``segment`` itself when it fits the budget, else its first characters,
+    ``~`` and a digest of the whole (collision-resistant: 128 bits)."""
+    if len(segment) <= SEGMENT_BUDGET:
+        return segment
+    digest = hashlib.sha256(segment.encode("ascii")).hexdigest()[:_DIGEST_CHARS]
+    return f"{segment[:_KEPT]}~{digest}"
+
+
+@functools.lru_cache(maxsize=4096)
+def id_segment(text: str) -> str:
+    """The key segment of a conversation id, user id or state key."""
+    return bound(escape(text))
+
+
+def is_bounded(segment: str) -> bool:
+    """Whether an id's segment was cut (and cannot be read back as the id)."""
+    return len(segment) == SEGMENT_BUDGET and segment[_KEPT] == "~"
+
+
+def id_of_segment(segment: str) -> str | None:
+    """The id a segment names, or None when it was cut (see :func:`name_key`)."""
+    return None if is_bounded(segment) else unescape(segment)
+
+
 def unescape(segment: str) -> str:
     return unquote(segment, errors="surrogatepass")
-
-
-def last_segment(key: str) -> str:
-    """The id a key ends with (unescaped)."""
-    return unescape(key.rsplit("/", 1)[1])
-
-
-def prefix_end(prefix: str) -> str:
-    """The smallest key greater than every key that starts with ``prefix``."""
-    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
 
 
 # --- conversations ---------------------------------------------------------
 
 
 def conversation_prefix(cid: str) -> str:
-    return f"c/{escape(cid)}/"
+    return f"c/{id_segment(cid)}/"
 
 
 def meta_key(cid: str) -> str:
-    return f"c/{escape(cid)}/meta"
+    return f"c/{id_segment(cid)}/meta"
 
 
-def conversation_from_key(key: str) -> str:
-    """The conversation id owning any ``c/{cid}/...`` key."""
-    return unescape(key.split("/", 2)[1])
+def meta_key_of_segment(segment: str) -> str:
+    return f"c/{segment}/meta"
 
 
-def messages_prefix(cid: str) -> str:
-    return f"c/{escape(cid)}/m/"
+def conversation_segment(key: str) -> str:
+    """The segment of the conversation owning any ``c/{cid}/...`` key."""
+    return key.split("/", 2)[1]
 
 
-def message_key(cid: str, seq: int) -> str:
-    return f"c/{escape(cid)}/m/{seq:0{SEQ_WIDTH}d}"
+def id_positions(parts: list[str]) -> tuple[int, ...]:
+    """Which segments of a key (split at ``/``) are ids' segments
+    (:func:`id_segment`); for ``c/`` keys the conversation's comes first."""
+    if parts[0] == "c" and len(parts) >= 3:
+        if parts[2] == "s" and len(parts) == 4:
+            return (1, 3)
+        if parts[2] == "g" and len(parts) == 6 and parts[4] == "s":
+            return (1, 5)
+        if parts[2:4] == ["x", "links"] and len(parts) == 5:
+            return (1, 4)
+        return (1,)
+    if parts[:2] == ["i", "all"] and len(parts) == 4:
+        return (3,)
+    if parts[:2] == ["i", "u"] and len(parts) == 5:
+        return (2, 4)
+    if parts[:3] == ["x", "claude", "p"] and len(parts) == 5:
+        return (4,)
+    return ()
+
+
+def current_form(key: str) -> str:
+    """``key`` with its id segments bounded: a key written before ids were
+    bounded (:mod:`makers_store.layout` moves it), the same key otherwise."""
+    parts = key.split("/")
+    for index in id_positions(parts):
+        parts[index] = bound(parts[index])
+    return "/".join(parts)
+
+
+# --- names of bounded ids ----------------------------------------------------
+
+
+def names_prefix(conversation_segment: str) -> str:
+    return f"c/{conversation_segment}/x/names/"
+
+
+def name_key(conversation_segment: str, segment: str) -> str:
+    """Where the escaped text of a bounded ``segment`` used in a conversation
+    is kept (the conversation's own id: ``segment == conversation_segment``)."""
+    return names_prefix(conversation_segment) + segment
+
+
+def generation_prefix(cid: str, gen: str = "") -> str:
+    """Where generation ``gen``'s messages and state live (``m/`` and ``s/`` below it)."""
+    return f"c/{id_segment(cid)}/" if not gen else f"c/{id_segment(cid)}/g/{gen}/"
+
+
+def generations_prefix(cid: str) -> str:
+    """Every generation but the first (``""``) has its keys under here."""
+    return f"c/{id_segment(cid)}/g/"
+
+
+def is_generation(text: str) -> bool:
+    return _GENERATION_RE.fullmatch(text) is not None
+
+
+def messages_prefix(cid: str, gen: str = "") -> str:
+    return f"{generation_prefix(cid, gen)}m/"
+
+
+def message_key(cid: str, seq: int, gen: str = "") -> str:
+    return f"{generation_prefix(cid, gen)}m/{seq:0{SEQ_WIDTH}d}"
 
 
 def seq_from_message_key(key: str) -> int:
     return int(key.rsplit("/", 1)[1])
 
 
-def state_prefix(cid: str) -> str:
-    return f"c/{escape(cid)}/s/"
+def state_prefix(cid: str, gen: str = "") -> str:
+    return f"{generation_prefix(cid, gen)}s/"
 
 
-def state_key(cid: str, name: str) -> str:
-    return f"c/{escape(cid)}/s/{escape(name)}"
+def state_key(cid: str, name: str, gen: str = "") -> str:
+    return f"{generation_prefix(cid, gen)}s/{id_segment(name)}"
 
 
-def state_name_from_key(key: str) -> str:
-    return last_segment(key)
+def state_segment_of_key(key: str) -> str:
+    """The (possibly bounded) segment of a state key's name."""
+    return key.rsplit("/", 1)[1]
 
 
 def adapter_prefix(cid: str, adapter: str) -> str:
-    return f"c/{escape(cid)}/x/{escape(adapter)}/"
+    return f"c/{id_segment(cid)}/x/{escape(adapter)}/"
 
 
 # --- message ids -----------------------------------------------------------
@@ -127,25 +248,50 @@ def seq_of_message_id(mid: str) -> int | None:
 
 
 def user_index_prefix(uid: str) -> str:
-    return f"i/u/{escape(uid)}/"
+    return f"i/u/{id_segment(uid)}/"
 
 
 def index_prefix(uid: str | None) -> str:
     return INDEX_ALL if uid is None else user_index_prefix(uid)
 
 
+#: Where an index entry sits: (last_message_at, tie or None).
+Position = tuple[int, int | None]
+
+
 def rank(last_message_at: int) -> str:
-    return f"{RANK_MAX - min(max(last_message_at, 0), RANK_MAX):0{RANK_WIDTH}d}"
+    return f"{RANK_MAX - clamp_time(last_message_at):0{RANK_WIDTH}d}"
 
 
-def index_key(prefix: str, last_message_at: int, cid: str) -> str:
-    return f"{prefix}{rank(last_message_at)}/{escape(cid)}"
+def clamp_time(at: int) -> int:
+    """The time a rank can express (0..RANK_MAX)."""
+    return 0 if at < 0 else RANK_MAX if at > RANK_MAX else at
 
 
-def parse_index_key(prefix: str, key: str) -> tuple[int, str]:
-    """(last_message_at, conversation id) of an index entry under ``prefix``."""
-    rank_text, ecid = key[len(prefix) :].split("/", 1)
-    return RANK_MAX - int(rank_text), unescape(ecid)
+def index_rank(position: Position) -> str:
+    at, tie = position
+    return rank(at) if tie is None else f"{rank(at)}~{TIE_MAX - tie:0{TIE_WIDTH}d}"
+
+
+def index_key(prefix: str, position: Position, cid: str) -> str:
+    return f"{prefix}{index_rank(position)}/{id_segment(cid)}"
+
+
+def _parse_rank(text: str) -> Position | None:
+    match = _RANK_RE.fullmatch(text)
+    if match is None:
+        return None
+    tie = match.group(2)
+    return RANK_MAX - int(match.group(1)), None if tie is None else TIE_MAX - int(tie)
+
+
+def parse_index_key(prefix: str, key: str) -> tuple[Position, str]:
+    """(position, conversation segment) of an index entry under ``prefix``."""
+    rank_text, segment = key[len(prefix) :].split("/", 1)
+    position = _parse_rank(rank_text)
+    if position is None:
+        raise ValueError(f"not an index entry: {key!r}")
+    return position, segment
 
 
 def cursor_of_index_key(prefix: str, key: str) -> str:
@@ -159,26 +305,26 @@ def index_key_of_cursor(prefix: str, cursor: str) -> str | None:
     return prefix + cursor.replace(".", "/", 1)
 
 
-def parse_any_index_key(key: str) -> tuple[str, str | None, int, str] | None:
-    """(prefix, user id or None, last_message_at, conversation id) of any
+def parse_any_index_key(key: str) -> tuple[str, str | None, Position, str] | None:
+    """(prefix, user segment or None, position, conversation segment) of any
     index entry, recency or per-user; None when ``key`` is not one."""
     if key.startswith(INDEX_ALL):
         prefix, uid = INDEX_ALL, None
     elif key.startswith(INDEX_USERS) and key.count("/") == 4:
         segment = key[len(INDEX_USERS) :].split("/", 1)[0]
-        prefix, uid = f"{INDEX_USERS}{segment}/", unescape(segment)
+        prefix, uid = f"{INDEX_USERS}{segment}/", segment
     else:
         return None
     rest = key[len(prefix) :].split("/")
-    if len(rest) != 2 or len(rest[0]) != RANK_WIDTH or not rest[0].isdigit() or not rest[1]:
+    if len(rest) != 2 or _parse_rank(rest[0]) is None or not rest[1]:
         return None
-    at, cid = parse_index_key(prefix, key)
-    return prefix, uid, at, cid
+    position, cid = parse_index_key(prefix, key)
+    return prefix, uid, position, cid
 
 
 def adapters_prefix(cid: str) -> str:
     """Where every framework adapter keeps data for one conversation."""
-    return f"c/{escape(cid)}/x/"
+    return f"c/{id_segment(cid)}/x/"
 
 
 # --- links -----------------------------------------------------------------
@@ -188,213 +334,13 @@ def adapters_prefix(cid: str) -> str:
 
 
 def links_prefix(cid: str) -> str:
-    return f"c/{escape(cid)}/x/links/"
+    return f"c/{id_segment(cid)}/x/links/"
 
 
 def link_key(cid: str, other_cid: str) -> str:
-    return links_prefix(cid) + escape(other_cid)
+    return links_prefix(cid) + id_segment(other_cid)
 
 
-def linked_conversation(key: str) -> str:
-    """The linked id a :func:`link_key` names."""
-    return last_segment(key)
-
-
-# --- LangGraph store -------------------------------------------------------
-# Long-term memory of ``ContextStore.langgraph_store`` belongs to no
-# conversation, so it lives under its own top-level prefix:
-#
-#     l/{ns1}/{ns2}/.../.{key}        one item of namespace (ns1, ns2, ...)
-#
-# Every segment is escaped, and escaping never yields ``.`` or ``/``: the
-# leading ``.`` marks the item key, so the items of a namespace and of all
-# namespaces below it are exactly the keys under ``l/{ns1}/.../``.
-
-LANGGRAPH_ITEMS = "l/"
-
-
-def langgraph_namespace_prefix(namespace: tuple[str, ...]) -> str:
-    """Keys of every item in ``namespace`` and in the namespaces below it."""
-    return LANGGRAPH_ITEMS + "".join(f"{escape(label)}/" for label in namespace)
-
-
-def langgraph_item_key(namespace: tuple[str, ...], key: str) -> str:
-    return f"{langgraph_namespace_prefix(namespace)}.{escape(key)}"
-
-
-def parse_langgraph_item_key(blob_key: str) -> tuple[tuple[str, ...], str]:
-    """(namespace, key) of an item key; raises ValueError on any other key."""
-    path, _, last = blob_key.rpartition("/.")
-    if not blob_key.startswith(LANGGRAPH_ITEMS) or "/" in last:
-        raise ValueError(f"not a LangGraph store item key: {blob_key!r}")
-    return _langgraph_namespace(path[len(LANGGRAPH_ITEMS) :]), unescape(last)
-
-
-@functools.lru_cache(maxsize=4096)
-def _langgraph_namespace(path: str) -> tuple[str, ...]:
-    return tuple(unescape(label) for label in path.split("/")) if path else ()
-
-
-# --- Claude sessions -------------------------------------------------------
-# A Claude Agent SDK session lives under the conversation whose id is its
-# session id (``R`` = ``c/{sid}/x/claude/p/{project}/``)::
-#
-#     c/{cid}/x/claude/binding              the session UUID bound to a non-UUID cid
-#     R h/{stream}                          a transcript's head: generation, next seq,
-#                                           mtime, summary (the commit point)
-#     R b/{stream}/{gen}/{seq}              one appended batch of entries
-#     R u/{stream}/{gen}/{uuid}             idempotency marker: seq of the batch holding uuid
-#     x/claude/p/{project}/{sid}            listing entry of a main transcript (derived)
-#     x/claude/t/{project}                  the project's mtime clock: the last mtime given
-#
-# ``{stream}`` is ``m`` for the main transcript and ``s`` + escaped subpath for
-# a subagent's; ``{project}``, ``{sid}``, ``{uuid}`` are escaped, ``{gen}`` is
-# hex, ``{seq}`` zero-padded, so no two keys of different meaning collide.
-
-CLAUDE_PROJECTS = "x/claude/p/"
-CLAUDE_MAIN_STREAM = "m"
-
-
-def claude_binding_key(cid: str) -> str:
-    return adapter_prefix(cid, "claude") + "binding"
-
-
-def claude_session_prefix(sid: str, project: str) -> str:
-    """Everything one session (main transcript and subagents) owns."""
-    return f"{adapter_prefix(sid, 'claude')}p/{escape(project)}/"
-
-
-def claude_stream(subpath: str | None) -> str:
-    return CLAUDE_MAIN_STREAM if subpath is None else "s" + escape(subpath)
-
-
-def claude_heads_prefix(sid: str, project: str) -> str:
-    return claude_session_prefix(sid, project) + "h/"
-
-
-def claude_head_key(sid: str, project: str, stream: str) -> str:
-    return claude_heads_prefix(sid, project) + stream
-
-
-def claude_subpath_of_head_key(key: str) -> str | None:
-    """The subpath a head key names (None for the main transcript)."""
-    stream = key.rsplit("/", 1)[1]
-    return None if stream == CLAUDE_MAIN_STREAM else unescape(stream[1:])
-
-
-def claude_stream_prefixes(sid: str, project: str, stream: str) -> tuple[str, str]:
-    """The batch and marker prefixes of one transcript, every generation."""
-    root = claude_session_prefix(sid, project)
-    return f"{root}b/{stream}/", f"{root}u/{stream}/"
-
-
-def claude_batches_prefix(sid: str, project: str, stream: str, gen: str) -> str:
-    return f"{claude_session_prefix(sid, project)}b/{stream}/{gen}/"
-
-
-def claude_batch_key(sid: str, project: str, stream: str, gen: str, seq: int) -> str:
-    return f"{claude_batches_prefix(sid, project, stream, gen)}{seq:0{SEQ_WIDTH}d}"
-
-
-def claude_marker_key(sid: str, project: str, stream: str, gen: str, uuid: str) -> str:
-    return f"{claude_session_prefix(sid, project)}u/{stream}/{gen}/{escape(uuid)}"
-
-
-def claude_project_prefix(project: str) -> str:
-    return f"{CLAUDE_PROJECTS}{escape(project)}/"
-
-
-def claude_project_entry(project: str, sid: str) -> str:
-    return f"{claude_project_prefix(project)}{escape(sid)}"
-
-
-def claude_session_of_project_entry(key: str) -> str:
-    return last_segment(key)
-
-
-def claude_clock_key(project: str) -> str:
-    return f"x/claude/t/{escape(project)}"
-
-
-# --- LangGraph checkpoints -------------------------------------------------
-# Under ``P = adapter_prefix(thread_id, "langgraph")`` (the thread id is the
-# conversation id), with ``{ns}`` = "n" + escape(checkpoint_ns) so the root
-# namespace "" gets a segment too:
-#
-#   P{ns}/c/{inverted checkpoint id}          one checkpoint (newest sorts first)
-#   P{ns}/w/{checkpoint id}/{task id}/{idx}   one pending write of that checkpoint
-#   P r/{run id}/{ns}/{inverted checkpoint id} empty marker: the run that made it
-#
-# Checkpoint ids are printable ASCII (LangGraph's are UUIDv6 strings, which
-# sort by time). Inverting maps each character c to chr(0x9E - ord(c)) and
-# appends "~", which reverses the order of any two ids (a proper prefix gets
-# the larger key thanks to the terminator), so "latest" is the first key of
-# a forward listing, the one direction object storage lists efficiently.
-
-LANGGRAPH_ADAPTER = "langgraph"
-_CHECKPOINT_ID_RE = re.compile(r"[\x21-\x7d]{1,128}")
-_INVERT = str.maketrans({chr(c): chr(0x9E - c) for c in range(0x21, 0x7E)})
-#: sorts after every key under a prefix of escaped segments (skip-scans)
-LAST_CHARACTER = chr(0x10FFFF)
-
-
-def is_checkpoint_id(text: str) -> bool:
-    """Whether ``text`` can name a checkpoint in keys (printable ASCII, 1..128)."""
-    return _CHECKPOINT_ID_RE.fullmatch(text) is not None
-
-
-def invert_checkpoint_id(checkpoint_id: str) -> str:
-    return checkpoint_id.translate(_INVERT) + "~"
-
-
-def restore_checkpoint_id(inverted: str) -> str:
-    return inverted[:-1].translate(_INVERT)
-
-
-def langgraph_prefix(thread_id: str) -> str:
-    return adapter_prefix(thread_id, LANGGRAPH_ADAPTER)
-
-
-def langgraph_ns_segment(checkpoint_ns: str) -> str:
-    return "n" + escape(checkpoint_ns)
-
-
-def langgraph_ns_of_segment(segment: str) -> str:
-    return unescape(segment[1:])
-
-
-def langgraph_checkpoints_prefix(thread_id: str, checkpoint_ns: str) -> str:
-    return f"{langgraph_prefix(thread_id)}{langgraph_ns_segment(checkpoint_ns)}/c/"
-
-
-def langgraph_checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
-    return langgraph_checkpoints_prefix(thread_id, checkpoint_ns) + invert_checkpoint_id(
-        checkpoint_id
-    )
-
-
-def langgraph_writes_prefix(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
-    ns = langgraph_ns_segment(checkpoint_ns)
-    return f"{langgraph_prefix(thread_id)}{ns}/w/{escape(checkpoint_id)}/"
-
-
-def langgraph_write_key(
-    thread_id: str, checkpoint_ns: str, checkpoint_id: str, task_id: str, idx: int
-) -> str:
-    prefix = langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
-    return f"{prefix}{escape(task_id)}/{idx}"
-
-
-def langgraph_run_prefix(thread_id: str, run_id: str) -> str:
-    return f"{langgraph_prefix(thread_id)}r/{escape(run_id)}/"
-
-
-def langgraph_run_key(thread_id: str, run_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
-    ns = langgraph_ns_segment(checkpoint_ns)
-    return f"{langgraph_run_prefix(thread_id, run_id)}{ns}/{invert_checkpoint_id(checkpoint_id)}"
-
-
-def parse_langgraph_run_key(prefix: str, key: str) -> tuple[str, str]:
-    """(checkpoint_ns, checkpoint_id) of a run marker listed under ``prefix``."""
-    segment, inverted = key[len(prefix) :].split("/", 1)
-    return langgraph_ns_of_segment(segment), restore_checkpoint_id(inverted)
+def linked_segment(key: str) -> str:
+    """The segment of the linked id a :func:`link_key` names."""
+    return key.rsplit("/", 1)[1]

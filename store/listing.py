@@ -19,7 +19,7 @@ from . import keys
 from .blob import Op, Program, list_keys
 from .codec import ConversationRecord
 from .models import ListConversationsResult
-from .programs import STALE_INDEX_BATCH, entry_is_current, visible_meta
+from .programs import STALE_INDEX_BATCH, entry_is_current, visible_meta_at
 
 #: The most keys one listing request returns on object storage.
 MAX_PAGE = 1000
@@ -106,11 +106,12 @@ def _current_entries(
             prefix, start_after=start_after, end_before=end_before, reverse=reverse, limit=page
         )
         for info in batch:
-            _, cid = keys.parse_index_key(prefix, info.key)
-            if cid not in metas:
-                metas[cid] = yield from visible_meta(cid)
-            record = metas[cid]
-            if record is not None and entry_is_current(info.key, prefix, uid, record):
+            _, segment = keys.parse_index_key(prefix, info.key)
+            if segment not in metas:
+                metas[segment] = yield from visible_meta_at(keys.meta_key_of_segment(segment))
+            record = metas[segment]
+            user_segment = None if uid is None else keys.id_segment(uid)
+            if record is not None and entry_is_current(info.key, prefix, user_segment, record):
                 found.append((info.key, record))
                 if len(found) == want:
                     break

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from . import keys, validate
+from . import keys, names, validate
 from .blob import BlobInfo, Entry, Op, Program, delete, delete_many, get, list_keys, put, scan
 from .codec import (
     ConversationRecord,
@@ -54,7 +54,11 @@ Meta = tuple[ConversationRecord | None, str | None]
 
 def load_meta(cid: str) -> Generator[Op, Any, Meta]:
     """The stored meta and its etag, as is (possibly marked deleting)."""
-    blob = yield from get(keys.meta_key(cid))
+    return (yield from load_meta_at(keys.meta_key(cid)))
+
+
+def load_meta_at(meta_key: str) -> Generator[Op, Any, Meta]:
+    blob = yield from get(meta_key)
     if blob is None:
         return None, None
     return ConversationRecord.decode(blob.data), blob.etag
@@ -67,7 +71,8 @@ def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
         yield from _remove_conversation(cid, record)
         return None, None
     if record is not None and record.tombstones:
-        yield from delete_many(keys.message_key(cid, seq) for seq in record.tombstones)
+        gen = record.generation
+        yield from delete_many(keys.message_key(cid, seq, gen) for seq in record.tombstones)
         record.tombstones = []
     return record, etag
 
@@ -81,7 +86,11 @@ def save_meta(cid: str, record: ConversationRecord, etag: str | None) -> Generat
 
 def visible_meta(cid: str) -> Generator[Op, Any, ConversationRecord | None]:
     """Meta for a reader: None when missing or being deleted."""
-    record, _ = yield from load_meta(cid)
+    return (yield from visible_meta_at(keys.meta_key(cid)))
+
+
+def visible_meta_at(meta_key: str) -> Generator[Op, Any, ConversationRecord | None]:
+    record, _ = yield from load_meta_at(meta_key)
     return None if record is None or record.deleting else record
 
 
@@ -90,12 +99,12 @@ def visible_meta(cid: str) -> Generator[Op, Any, ConversationRecord | None]:
 
 def index_keys(cid: str, record: ConversationRecord) -> list[str]:
     """The entries meta vouches for: one per index, at ``last_message_at``."""
-    return index_keys_at(cid, record.last_message_at, record.user_ids)
+    return index_keys_at(cid, record.position, record.user_ids)
 
 
-def index_keys_at(cid: str, at: int, user_ids: list[str]) -> list[str]:
-    return [keys.index_key(keys.INDEX_ALL, at, cid)] + [
-        keys.index_key(keys.user_index_prefix(uid), at, cid) for uid in user_ids
+def index_keys_at(cid: str, position: keys.Position, user_ids: list[str]) -> list[str]:
+    return [keys.index_key(keys.INDEX_ALL, position, cid)] + [
+        keys.index_key(keys.user_index_prefix(uid), position, cid) for uid in user_ids
     ]
 
 
@@ -104,9 +113,9 @@ def superseded_index_keys(cid: str, record: ConversationRecord) -> list[str]:
     owes (``superseded_at``, kept on backends with costly requests)."""
     return [
         key
-        for at in record.superseded_at
-        if at != record.last_message_at
-        for key in index_keys_at(cid, at, record.user_ids)
+        for position in record.superseded_at
+        if position != record.position
+        for key in index_keys_at(cid, position, record.user_ids)
     ]
 
 
@@ -130,13 +139,15 @@ def remove_index_entries(before: list[str], after: list[str]) -> Generator[Op, A
 
 
 def entry_is_current(
-    entry_key: str, prefix: str, uid: str | None, record: ConversationRecord | None
+    entry_key: str, prefix: str, user_segment: str | None, record: ConversationRecord | None
 ) -> bool:
+    """Whether meta vouches for the entry (``user_segment``: the key segment
+    of the per-user index's user, None for the recency index)."""
     if record is None or record.deleting:
         return False
-    rank, _ = keys.parse_index_key(prefix, entry_key)
-    return rank == min(max(record.last_message_at, 0), keys.RANK_MAX) and (
-        uid is None or uid in record.user_ids
+    (at, tie), _ = keys.parse_index_key(prefix, entry_key)
+    return (at, tie) == (keys.clamp_time(record.last_message_at), record.last_tie) and (
+        user_segment is None or any(keys.id_segment(u) == user_segment for u in record.user_ids)
     )
 
 
@@ -174,10 +185,11 @@ def get_messages(
     if reverse and not lists_backward:
         blobs = yield from _last_messages(cid, record, low, high, limit)
     else:
+        gen = record.generation
         blobs = yield from scan(
-            keys.messages_prefix(cid),
-            start_after=keys.message_key(cid, low - 1) if low > 0 else None,
-            end_before=keys.message_key(cid, high),
+            keys.messages_prefix(cid, gen),
+            start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
+            end_before=keys.message_key(cid, high, gen),
             reverse=reverse,
             limit=limit + len(record.tombstones),
         )
@@ -196,16 +208,17 @@ def _last_messages(
     newest first, through forward listings only. Deleted messages leave gaps
     in the seqs; meta knows how many (``next_seq - cleared_below -
     message_count``), so a window that many seqs wider holds the page."""
-    prefix = keys.messages_prefix(cid)
+    gen = record.generation
+    prefix = keys.messages_prefix(cid, gen)
     want = limit + len(record.tombstones)
     gaps = record.next_seq - record.cleared_below - record.message_count
     start = max(low, high - want - gaps)
     if gaps > len(record.tombstones):  # find where the page starts: keys only
         found: list[str] = []
-        after = keys.message_key(cid, start - 1) if start > 0 else None
+        after = keys.message_key(cid, start - 1, gen) if start > 0 else None
         while True:
             batch = yield from list_keys(
-                prefix, start_after=after, end_before=keys.message_key(cid, high), limit=1000
+                prefix, start_after=after, end_before=keys.message_key(cid, high, gen), limit=1000
             )
             found = (found + [info.key for info in batch])[-want:]
             if len(batch) < 1000:
@@ -216,8 +229,8 @@ def _last_messages(
         start = keys.seq_from_message_key(found[0])
     blobs = yield from scan(
         prefix,
-        start_after=keys.message_key(cid, start - 1) if start > 0 else None,
-        end_before=keys.message_key(cid, high),
+        start_after=keys.message_key(cid, start - 1, gen) if start > 0 else None,
+        end_before=keys.message_key(cid, high, gen),
     )
     blobs.reverse()
     return blobs[:want]
@@ -229,12 +242,10 @@ def _find_message(
     record, etag = yield from load_live_meta(cid)
     blob = None
     if record is not None and seq is not None and record.visible(seq):
-        blob = yield from get(keys.message_key(cid, seq))
+        blob = yield from get(keys.message_key(cid, seq, record.generation))
     message = decode_message(blob.data) if blob is not None else None
     if record is None or blob is None or message is None or message.message_id != message_id:
-        raise MemoryNotFoundError(
-            f"message_id {message_id!r} not found in conversation_id {cid!r}"
-        )
+        raise MemoryNotFoundError(f"message_id {message_id!r} not found in conversation_id {cid!r}")
     return record, etag, message, blob.etag
 
 
@@ -246,7 +257,7 @@ def update_message(
     metadata_json: str | None,
     now: int,
 ) -> Program[Message]:
-    _, _, message, blob_etag = yield from _find_message(cid, message_id, seq)
+    record, _, message, blob_etag = yield from _find_message(cid, message_id, seq)
     assert seq is not None
     if content_json is None:
         content_json = encode_json(message.content, argument="content")
@@ -260,7 +271,7 @@ def update_message(
         metadata_json=metadata_json,
         updated_at=now,
     )
-    yield from put(keys.message_key(cid, seq), data, if_match=blob_etag)
+    yield from put(keys.message_key(cid, seq, record.generation), data, if_match=blob_etag)
     return decode_message(data)
 
 
@@ -281,7 +292,7 @@ def remove_messages(
     record.message_count -= len(gone)
     record.tombstones.extend(gone)
     etag = yield from save_meta(cid, record, etag)
-    yield from delete_many(keys.message_key(cid, seq) for seq in gone)
+    yield from delete_many(keys.message_key(cid, seq, record.generation) for seq in gone)
     record.tombstones = [seq for seq in record.tombstones if seq not in gone]
     yield from save_meta(cid, record, etag)
 
@@ -293,8 +304,9 @@ def clear_messages(cid: str) -> Program[None]:
     record.cleared_below = record.next_seq
     record.message_count = 0
     yield from save_meta(cid, record, etag)
+    gen = record.generation
     yield from delete_range(
-        keys.messages_prefix(cid), end_before=keys.message_key(cid, record.next_seq)
+        keys.messages_prefix(cid, gen), end_before=keys.message_key(cid, record.next_seq, gen)
     )
 
 
@@ -353,7 +365,7 @@ def _delete_linked(cid: str, linked_from: frozenset[str]) -> Generator[Op, Any, 
     seen = linked_from | {cid}
     links = yield from list_keys(keys.links_prefix(cid))
     for info in links:
-        other = keys.linked_conversation(info.key)
+        other = yield from names.resolve(keys.id_segment(cid), keys.linked_segment(info.key))
         if other not in seen:
             yield from delete_conversation(other, seen)
 
@@ -372,22 +384,28 @@ def _remove_conversation(
 # --- state -----------------------------------------------------------------
 
 
+def _generation(record: ConversationRecord | None) -> str:
+    """Where a conversation's messages and state live ("" without meta)."""
+    return "" if record is None else record.generation
+
+
 def state_get(cid: str, name: str) -> Program[Any]:
     record, _ = yield from load_meta(cid)
     if record is not None and record.deleting:
         return None
-    blob = yield from get(keys.state_key(cid, name))
+    blob = yield from get(keys.state_key(cid, name, _generation(record)))
     return None if blob is None else decode_state(blob.data)
 
 
 def state_set(cid: str, name: str, value_json: str) -> Program[None]:
-    yield from load_live_meta(cid)
-    yield from put(keys.state_key(cid, name), encode_state(value_json))
+    record, _ = yield from load_live_meta(cid)
+    yield from names.remember(cid, name)  # bounded ones only (rare): state_items reads them
+    yield from put(keys.state_key(cid, name, _generation(record)), encode_state(value_json))
 
 
 def state_delete(cid: str, name: str) -> Program[None]:
-    yield from load_live_meta(cid)
-    yield from delete(keys.state_key(cid, name), quiet=True)
+    record, _ = yield from load_live_meta(cid)
+    yield from delete(keys.state_key(cid, name, _generation(record)), quiet=True)
 
 
 def state_items(cid: str) -> Program[dict[str, Any]]:
@@ -395,12 +413,15 @@ def state_items(cid: str) -> Program[dict[str, Any]]:
     if record is not None and record.deleting:
         return {}
     items: dict[str, Any] = {}
-    prefix = keys.state_prefix(cid)
+    prefix = keys.state_prefix(cid, _generation(record))
     start_after: str | None = None
     while True:
         batch = yield from scan(prefix, start_after=start_after, limit=STATE_PAGE)
         for blob in batch:
-            items[keys.state_name_from_key(blob.key)] = decode_state(blob.data)
+            segment = keys.state_segment_of_key(blob.key)
+            items[(yield from names.resolve(keys.id_segment(cid), segment))] = decode_state(
+                blob.data
+            )
         if len(batch) < STATE_PAGE:
             return items
         start_after = batch[-1].key

@@ -6,7 +6,7 @@ needs (``user_ids``, adapter data)::
 
     {"type":"header","format":"makers-store-export","version":1}
     {"type":"conversation","conversation_id":..,"created_at":..,"last_message_at":..,
-     "message_count":..,"metadata":{..},"user_ids":[..]}
+     "message_count":..,"metadata":{..},"user_ids":[..],"last_tie":..}   (last_tie if set)
     {"type":"message","conversation_id":..,"message_id":..,"role":..,"content":..,
      "created_at":..,"metadata":..,"updated_at":..}        (updated_at only if set)
     {"type":"state","conversation_id":..,"key":..,"value":..}
@@ -27,11 +27,12 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import keys, validate
+from . import keys, names, validate
 from .admin import is_live, iter_conversations
 from .blob import BlobStore, Entry, Program, list_keys, scan
 from .codec import ConversationRecord, decode_message, decode_state, dumps_line
 from .errors import MemoryNotFoundError
+from .layout import ensure_layout
 from .programs import load_meta
 
 FORMAT = "makers-store-export"
@@ -41,7 +42,13 @@ CHUNK_BYTES = 1024 * 1024
 _LIST_BATCH = 500
 #: Key ranges outside conversations and indexes (escaped keys are ASCII, so
 #: nothing under ``c/`` or ``i/`` sorts after ``c/\U0010ffff`` / ``i/\U0010ffff``).
-_OUTSIDE = ((None, "c/"), ("c/\U0010ffff", "i/"), ("i/\U0010ffff", None))
+OUTSIDE_RANGES = (
+    (None, "c/"),
+    ("c/\U0010ffff", "i/"),
+    # the layout marker is the store's own: neither exported nor copied
+    ("i/\U0010ffff", keys.LAYOUT_KEY),
+    (keys.LAYOUT_KEY, None),
+)
 
 
 @dataclass(slots=True)
@@ -65,7 +72,13 @@ class TransferCounts:
 # --- export ------------------------------------------------------------------
 
 
-def _chunk(prefix: str, start_after: str | None, end_before: str | None) -> Program[list[Entry]]:
+#: A key range to export: (prefix, start_after, end_before).
+Range = tuple[str, str | None, str | None]
+
+
+def _chunk(prefix: str, start_after: str | None, end_before: str | None) -> Program[Chunk]:
+    """Values of the range from its start, up to CHUNK_BYTES (or one value),
+    and whether they are the rest of the range."""
     infos = yield from list_keys(
         prefix, start_after=start_after, end_before=end_before, limit=_LIST_BATCH
     )
@@ -75,51 +88,108 @@ def _chunk(prefix: str, start_after: str | None, end_before: str | None) -> Prog
             break
         count, total = count + 1, total + info.size
     if not count:
-        return []
-    return (yield from scan(prefix, start_after=start_after, end_before=end_before, limit=count))
+        return [], True
+    values = yield from scan(prefix, start_after=start_after, end_before=end_before, limit=count)
+    return values, count == len(infos) < _LIST_BATCH
+
+
+Chunk = tuple[list[Entry], bool]
 
 
 async def _values(
     blobs: BlobStore, prefix: str, start_after: str | None = None, end_before: str | None = None
 ) -> AsyncIterator[Entry]:
     while True:
-        chunk = await blobs.run(_chunk(prefix, start_after, end_before), write=False)
-        if not chunk:
-            return
+        chunk, last = await blobs.run(_chunk(prefix, start_after, end_before), write=False)
         for blob in chunk:
             yield blob
+        if last or not chunk:
+            return
         start_after = chunk[-1].key
+
+
+def _small(ranges: list[Range]) -> Program[list[list[Entry]] | None]:
+    """Every value of ``ranges`` when they hold at most CHUNK_BYTES in all (one
+    unit of work: most conversations), else None."""
+    sizes = 0
+    found: list[bool] = []
+    for prefix, start_after, end_before in ranges:
+        infos = yield from list_keys(
+            prefix, start_after=start_after, end_before=end_before, limit=_LIST_BATCH
+        )
+        sizes += sum(info.size for info in infos)
+        if len(infos) == _LIST_BATCH or sizes > CHUNK_BYTES:
+            return None
+        found.append(bool(infos))
+    values = []
+    for (prefix, start_after, end_before), any_found in zip(ranges, found, strict=True):
+        values.append(
+            (yield from scan(prefix, start_after=start_after, end_before=end_before))
+            if any_found
+            else []
+        )
+    return values
 
 
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-async def _export_conversation(
+def _ranges(cid: str, record: ConversationRecord | None) -> list[Range]:
+    """A conversation's messages (only with meta), state and adapter data."""
+    gen = "" if record is None else record.generation
+    found: list[Range] = []
+    if record is not None:
+        low, high = record.cleared_below, record.next_seq
+        start = keys.message_key(cid, low - 1, gen) if low > 0 else None
+        found.append((keys.messages_prefix(cid, gen), start, keys.message_key(cid, high, gen)))
+    found.append((keys.state_prefix(cid, gen), None, None))
+    found.append((keys.adapters_prefix(cid), None, None))
+    return found
+
+
+async def export_conversation(
     blobs: BlobStore,
     cid: str,
     record: ConversationRecord | None,
     emit: Callable[[dict[str, Any]], None],
     counts: TransferCounts,
 ) -> None:
+    """Emit one conversation's records (``record``: its live meta or None)."""
+    ranges = _ranges(cid, record)
+    small = await blobs.run(_small(ranges), write=False)
+
+    async def values(index: int) -> AsyncIterator[Entry]:
+        if small is not None:
+            for entry in small[index]:
+                yield entry
+        else:
+            async for entry in _values(blobs, *ranges[index]):
+                yield entry
+
+    section = 0
     if record is not None:
         counts.conversations += 1
-        emit({"type": "conversation", **record.public().to_dict(), "user_ids": record.user_ids})
-        low, high = record.cleared_below, record.next_seq
-        start = keys.message_key(cid, low - 1) if low > 0 else None
-        end = keys.message_key(cid, high)
-        async for blob in _values(blobs, keys.messages_prefix(cid), start, end):
+        line = {"type": "conversation", **record.public().to_dict(), "user_ids": record.user_ids}
+        if record.last_tie is not None:  # keeps the listing order of one millisecond
+            line["last_tie"] = record.last_tie
+        emit(line)
+        async for blob in values(section):
             if keys.seq_from_message_key(blob.key) in record.tombstones:
                 continue
             counts.messages += 1
             emit({"type": "message", "conversation_id": cid, **decode_message(blob.data).to_dict()})
-    async for blob in _values(blobs, keys.state_prefix(cid)):
+        section += 1
+    async for blob in values(section):
         counts.state_entries += 1
-        name = keys.state_name_from_key(blob.key)
+        segment = keys.state_segment_of_key(blob.key)
+        name = keys.id_of_segment(segment)
+        if name is None:  # a bounded one: its name blob says
+            name = await blobs.run(names.resolve(keys.id_segment(cid), segment), write=False)
         value = decode_state(blob.data)
         emit({"type": "state", "conversation_id": cid, "key": name, "value": value})
     adapters = keys.adapters_prefix(cid)
-    async for blob in _values(blobs, adapters):
+    async for blob in values(section + 1):
         counts.adapter_blobs += 1
         path, data = blob.key[len(adapters) :], _b64(blob.data)
         emit({"type": "adapter", "conversation_id": cid, "path": path, "data_base64": data})
@@ -154,6 +224,7 @@ async def export_jsonl(
     nothing is selected."""
     ids = list(dict.fromkeys(validate.conversation_id(cid) for cid in conversation_ids or ()))
     uid = validate.optional_user_id(user_id)
+    await ensure_layout(blobs)
     for cid in ids:
         if not await blobs.run(_exists(cid), write=False):
             raise MemoryNotFoundError(f"conversation_id {cid!r} does not exist")
@@ -168,11 +239,11 @@ async def export_jsonl(
         if record is None or not record.deleting:
             live = record if is_live(record) else None
             if uid is None or (live is not None and uid in live.user_ids):
-                await _export_conversation(blobs, cid, live, emit, counts)
+                await export_conversation(blobs, cid, live, emit, counts)
         if on_conversation is not None:
             on_conversation()
     if not ids and uid is None:
-        for start, end in _OUTSIDE:
+        for start, end in OUTSIDE_RANGES:
             async for blob in _values(blobs, "", start, end):
                 counts.blobs += 1
                 emit({"type": "blob", "key": blob.key, "data_base64": _b64(blob.data)})

@@ -1,7 +1,9 @@
-"""The distribution installs one namespace, makers_store, and ships py.typed."""
+"""The distribution installs one namespace, makers_store, and ships py.typed;
+the development-time generators (devtools/) stay out of it."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +20,8 @@ pytestmark = pytest.mark.slow
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     source = tmp_path_factory.mktemp("source")  # build from a copy: no build/ left in the tree
-    for name in ("store", "emulator", "cli"):
+    # devtools/ and completions/ too: the configuration, not the copy, keeps them out
+    for name in ("store", "emulator", "cli", "devtools", "completions"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
@@ -58,7 +61,13 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
         "makers_store/cli/main.py",
     ]:
         assert required in names, required
-    assert not any(name.startswith(("store/", "cli/", "emulator/", "tests/")) for name in names)
+    assert not any(
+        name.startswith(("store/", "cli/", "emulator/", "tests/", "devtools/")) for name in names
+    )
+    # the generators run from a checkout (python -m devtools.sync_codegen / .completions)
+    for dev_only in ("makers_store/_sync_codegen.py", "makers_store/cli/completions.py"):
+        assert dev_only not in names, dev_only
+    assert not any("completions" in name.split("/")[-1] for name in names), names
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert (
         "makers-store = makers_store.cli.main:main"
@@ -105,3 +114,34 @@ def test_editable_install_maps_the_three_folders() -> None:
     assert Path(makers_store.__file__).parent == ROOT / "store"
     assert Path(makers_store.emulator.__file__).parent == ROOT / "emulator"
     assert Path(makers_store.cli.__file__).parent == ROOT / "cli"
+
+
+def test_the_installed_cli_installs_its_own_completion(wheel: Path, tmp_path: Path) -> None:
+    """Without the generators, the installed program still sets up Tab
+    completion for the shell (typer's ``--install-completion``)."""
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target),
+         str(wheel)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(target),
+        "HOME": str(home),
+        "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION": "1",
+    }
+    probe = "import makers_store.cli.main as m, sys; print(m.__file__)"
+    where = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert where.stdout.startswith(str(target))
+    done = subprocess.run(
+        [sys.executable, "-m", "makers_store.cli.main", "--install-completion", "bash"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    installed = list((home / ".bash_completions").glob("makers-store*"))
+    assert installed and "_MAKERS_STORE_COMPLETE" in installed[0].read_text()

@@ -17,11 +17,10 @@ import pytest
 
 import makers_store
 from makers_store import BlobStore, open_blob_store
-from makers_store.blob import Op, Program, get
+from makers_store.blob import Op, Program, get, prefix_end
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
 from makers_store.emulator import postgres_migrations
 from makers_store.emulator.postgres import PostgresBlobStore, from_url
-from makers_store.emulator.sql_ranges import prefix_end
 from makers_store.errors import (
     BackendError,
     MemoryValidationError,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sqlite3
 from pathlib import Path
 
@@ -70,13 +71,20 @@ async def test_index_entries_of_the_first_layout_are_migrated(
                 await store.append_message(
                     conversation_id=cid, role="user", content=cid, user_id="u"
                 )
-    # Write the first layout's entries over what this release wrote.
+    # Write the first layout's entries over what this release wrote (it had
+    # no ties within a millisecond: neither in the entries nor in meta).
     conn = sqlite3.connect(path)
     with conn:
         for (key,) in conn.execute("SELECT key FROM blobs WHERE key LIKE 'i/%'").fetchall():
             head, rank, cid = key.rsplit("/", 2)
-            old = f"{head}/{keys.RANK_MAX - int(rank):015d}/{cid}"
-            conn.execute("UPDATE blobs SET key = ? WHERE key = ?", [old, key])
+            at = keys.RANK_MAX - int(rank.split("~")[0])
+            conn.execute("UPDATE blobs SET key = ? WHERE key = ?", [f"{head}/{at:015d}/{cid}", key])
+        for key, data in conn.execute("SELECT key, data FROM blobs WHERE key LIKE '%/meta'"):
+            meta = json.loads(data)
+            meta.pop("last_tie", None)
+            conn.execute(
+                "UPDATE blobs SET data = ? WHERE key = ?", [json.dumps(meta).encode(), key]
+            )
     conn.close()
     async with makers_store.open_store(f"sqlite:///{path}") as store:
         for user in (None, "u"):

@@ -7,14 +7,14 @@ import threading
 from pathlib import Path
 
 import makers_store
-from makers_store import _sync_codegen
+from devtools import sync_codegen as _sync_codegen
 from makers_store.api import ContextStore, StateStore
 from makers_store.sync_api import SyncContextStore, SyncStateStore
 
 
 def test_generated_facade_is_up_to_date() -> None:
     generated = Path(_sync_codegen.TARGET).read_text(encoding="utf-8")
-    assert generated == _sync_codegen.render(), "run: python -m makers_store._sync_codegen"
+    assert generated == _sync_codegen.render(), "run: python -m devtools.sync_codegen"
 
 
 def _public(cls: type) -> dict[str, object]:

@@ -3,7 +3,8 @@
 setuptools maps store/, emulator/ and cli/ onto makers_store,
 makers_store.emulator and makers_store.cli; mypy cannot follow that mapping,
 so this lays the same tree out with symlinks in a temporary directory and
-checks ``-p makers_store`` there. Usage: ``python tests/typecheck.py``.
+checks ``-p makers_store`` there, and ``-p devtools`` (the generators).
+Usage: ``python tests/typecheck.py``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ def build_tree(target: Path) -> Path:
             (package / entry.name).symlink_to(entry)
     for name, source in SUBPACKAGES.items():
         (package / name).symlink_to(ROOT / source)
+    (target / "devtools").symlink_to(ROOT / "devtools")  # the generators, checked as strictly
     return package
 
 
@@ -44,6 +46,8 @@ def run_mypy() -> subprocess.CompletedProcess[str]:
                 str(ROOT / ".mypy_cache"),
                 "-p",
                 "makers_store",
+                "-p",
+                "devtools",
             ],
             cwd=tmp,
             env=env,

@@ -291,14 +291,12 @@ class FrontApp:
             if declared is not None:  # a large answer: relayed as the worker announced it
                 headers.append((b"content-length", declared))
             await self._relay_stream(
-                worker, connection, head, method, send, headers, finished,
+                worker, connection, head, send, headers, finished,
                 http_version=scope.get("http_version", "1.1"),
             )
             return
         try:
-            data = await asyncio.wait_for(
-                _collect(connection.iter_body(head, method=method)), RESPONSE_TIMEOUT_S
-            )
+            data = await asyncio.wait_for(_collect(connection.iter_body()), RESPONSE_TIMEOUT_S)
         except (UpstreamError, TimeoutError) as exc:
             await self._failed(worker, send, fallback + instance, outcome, exc)
             return
@@ -340,7 +338,6 @@ class FrontApp:
         worker: Worker,
         connection: Connection,
         head: ResponseHead,
-        method: str,
         send: Send,
         headers: Headers,
         finished: asyncio.Event,
@@ -351,7 +348,7 @@ class FrontApp:
         if is_sse and http_version == "1.1":
             headers = [*headers, SSE_CONNECTION_HEADER]
         await send({"type": "http.response.start", "status": head.status, "headers": headers})
-        pieces = connection.iter_body(head, method=method)
+        pieces = connection.iter_body()
         while True:
             try:
                 piece = await asyncio.wait_for(anext(pieces), RESPONSE_TIMEOUT_S)

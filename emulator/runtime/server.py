@@ -187,7 +187,10 @@ _WILDCARD_HOSTS = ("", "0.0.0.0", "::", "*")
 
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets
+    # whose proto says TCP, and accepted ones inherit it. With proto 0 every
+    # kept-alive response waited ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         if os.name != "nt":
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -65,7 +65,8 @@ def main() -> None:
         sys.path.insert(0, str(settings.project))
     sys.path.append(str(SHIM_DIR))  # after the project's own code, which may ship its own
     loader.install(settings.project)
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP so asyncio sets TCP_NODELAY on accepted connections (see server._bind)
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.bind(("127.0.0.1", 0))
     listener.listen(2048)
     port = listener.getsockname()[1]

@@ -18,9 +18,19 @@ naming the extra.
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import TYPE_CHECKING, TypeVar
 
 from ..errors import missing_extra
+
+if TYPE_CHECKING:
+    from ..api import ContextStore
+    from .claude_sessions import ClaudeSessionStore
+    from .langgraph_checkpoints import MakersCheckpointSaver
+    from .langgraph_store import MakersLangGraphStore
+    from .openai_sessions import OpenAISession
+
+#: The type of one adapter object (for the store's built-once cache).
+AdapterT = TypeVar("AdapterT")
 
 #: adapter module -> (framework module it needs, extra that installs it)
 REQUIREMENTS: dict[str, tuple[str, str]] = {
@@ -31,11 +41,58 @@ REQUIREMENTS: dict[str, tuple[str, str]] = {
 }
 
 
-def load_adapter(name: str) -> ModuleType:
-    """Import ``makers_store.adapters.<name>``, or explain which extra is missing."""
+def require(name: str) -> None:
+    """Check that adapter module ``name`` can be imported: MissingExtraError
+    naming the extra when its framework is not installed.
+
+    The framework is imported first, on its own, so that an ImportError from
+    the adapter module itself (a bug) is not mistaken for a missing extra.
+    """
     framework, extra = REQUIREMENTS[name]
     try:
         importlib.import_module(framework)
     except ImportError as exc:
         raise missing_extra(framework.split(".")[0], extra) from exc
-    return importlib.import_module(f"{__name__}.{name}")
+
+
+# One typed accessor per entry on ContextStore (the table above). Each imports
+# its adapter module on first use, so `import makers_store` imports no framework.
+# (``make_`` also keeps the names apart from the submodules: importing
+# ``.langgraph_store`` sets this package's attribute of that name.)
+
+
+def make_claude_session_store(store: ContextStore) -> ClaudeSessionStore:
+    require("claude_sessions")
+    from .claude_sessions import ClaudeSessionStore
+
+    return ClaudeSessionStore(store)
+
+
+async def claude_session_binding(store: ContextStore, conversation_id: str) -> str:
+    require("claude_sessions")
+    from .claude_sessions import session_binding
+
+    return await session_binding(store, conversation_id)
+
+
+def make_openai_session(
+    store: ContextStore, session_id: str, max_items: int | None
+) -> OpenAISession:
+    require("openai_sessions")
+    from .openai_sessions import OpenAISession
+
+    return OpenAISession(store, session_id, max_items=max_items)
+
+
+def make_langgraph_checkpointer(store: ContextStore) -> MakersCheckpointSaver:
+    require("langgraph_checkpoints")
+    from .langgraph_checkpoints import MakersCheckpointSaver
+
+    return MakersCheckpointSaver(store)
+
+
+def make_langgraph_store(store: ContextStore) -> MakersLangGraphStore:
+    require("langgraph_store")
+    from .langgraph_store import MakersLangGraphStore
+
+    return MakersLangGraphStore(store)

@@ -59,7 +59,7 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
-from .. import keys, validate
+from .. import adapter_keys, keys, names, validate
 from ..blob import Blob, Op, Program, delete, delete_many, get, list_keys, put, scan
 from ..codec import dumps, encode_json
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
@@ -136,17 +136,17 @@ class _Place:
 
     @property
     def head_key(self) -> str:
-        return keys.claude_head_key(self.sid, self.project, self.stream)
+        return adapter_keys.claude_head_key(self.sid, self.project, self.stream)
 
     @property
     def is_main(self) -> bool:
-        return self.stream == keys.CLAUDE_MAIN_STREAM
+        return self.stream == adapter_keys.CLAUDE_MAIN_STREAM
 
     def batch(self, gen: str, seq: int) -> str:
-        return keys.claude_batch_key(self.sid, self.project, self.stream, gen, seq)
+        return adapter_keys.claude_batch_key(self.sid, self.project, self.stream, gen, seq)
 
     def marker(self, gen: str, entry_uuid: str) -> str:
-        return keys.claude_marker_key(self.sid, self.project, self.stream, gen, entry_uuid)
+        return adapter_keys.claude_marker_key(self.sid, self.project, self.stream, gen, entry_uuid)
 
 
 @dataclass(slots=True)
@@ -251,7 +251,8 @@ def _commit(
         folded = fold_session_summary(prev, call.key, cast("list[SessionStoreEntry]", entries))
         head.summary = folded["data"]
         # Listing entry first: a committed main transcript is always listed.
-        yield from put(keys.claude_project_entry(place.project, place.sid), b"")
+        yield from names.remember(place.sid)  # a bounded session id, for listings
+        yield from put(adapter_keys.claude_project_entry(place.project, place.sid), b"")
     yield from put(place.head_key, head.encode(), if_match=etag, if_none_match=etag is None)
 
 
@@ -261,12 +262,12 @@ def _next_mtime(project: str, now: int) -> Generator[Op, Any, int]:
     mtimes are strictly increasing across sessions, store objects and
     processes, and the SDK's newest-first listing follows commit order; a
     racing commit fails the condition and its unit runs again."""
-    clock = yield from get(keys.claude_clock_key(project))
+    clock = yield from get(adapter_keys.claude_clock_key(project))
     last = 0 if clock is None else _clock_value(clock)
     mtime = max(now, last + 1)
     etag = None if clock is None else clock.etag
     yield from put(
-        keys.claude_clock_key(project),
+        adapter_keys.claude_clock_key(project),
         str(mtime).encode(),
         if_match=etag,
         if_none_match=etag is None,
@@ -286,7 +287,7 @@ def _load(place: _Place) -> Program[list[SessionStoreEntry] | None]:
     if head is None:
         return None
     blobs = yield from scan(
-        keys.claude_batches_prefix(place.sid, place.project, place.stream, head.gen),
+        adapter_keys.claude_batches_prefix(place.sid, place.project, place.stream, head.gen),
         end_before=place.batch(head.gen, head.next),
     )
     return _decode_batches([blob.data for blob in blobs])
@@ -297,48 +298,51 @@ def _delete_stream(place: _Place) -> Program[None]:
     blob = yield from get(place.head_key)
     if blob is not None:
         yield from delete(blob.key, if_match=blob.etag)
-    for prefix in keys.claude_stream_prefixes(place.sid, place.project, place.stream):
+    for prefix in adapter_keys.claude_stream_prefixes(place.sid, place.project, place.stream):
         yield from delete_range(prefix)
 
 
 def _delete_session(sid: str, project: str) -> Program[None]:
     """Delete a main transcript and every subagent transcript under it."""
-    main = yield from get(keys.claude_head_key(sid, project, keys.CLAUDE_MAIN_STREAM))
+    main = yield from get(
+        adapter_keys.claude_head_key(sid, project, adapter_keys.CLAUDE_MAIN_STREAM)
+    )
     if main is not None:  # the commit point first: the session is gone at once
         yield from delete(main.key, if_match=main.etag)
-    heads = yield from list_keys(keys.claude_heads_prefix(sid, project))
+    heads = yield from list_keys(adapter_keys.claude_heads_prefix(sid, project))
     yield from delete_many(info.key for info in heads)
-    yield from delete_range(keys.claude_session_prefix(sid, project))
-    yield from delete(keys.claude_project_entry(project, sid))
+    yield from delete_range(adapter_keys.claude_session_prefix(sid, project))
+    yield from delete(adapter_keys.claude_project_entry(project, sid))
 
 
 def _list_heads(project: str) -> Program[tuple[list[tuple[str, _Head]], list[str]]]:
-    """(session id, head) of the project's main transcripts, and stale entries."""
-    entries = yield from list_keys(keys.claude_project_prefix(project))
+    """(session id, head) of the project's main transcripts, and the session
+    segments of stale entries."""
+    entries = yield from list_keys(adapter_keys.claude_project_prefix(project))
     found: list[tuple[str, _Head]] = []
     stale: list[str] = []
     for info in entries:
-        sid = keys.claude_session_of_project_entry(info.key)
-        head, _ = yield from _load_head(_Place(sid, project, keys.CLAUDE_MAIN_STREAM))
-        if head is None:
-            stale.append(sid)
+        segment = adapter_keys.claude_segment_of_project_entry(info.key)
+        blob = yield from get(adapter_keys.claude_main_head_key_of_segment(segment, project))
+        if blob is None:
+            stale.append(segment)  # its name may be gone with its conversation
         else:
-            found.append((sid, head))
+            found.append(((yield from names.resolve(segment, segment)), _Head.decode(blob)))
     return found, stale
 
 
 def _prune(project: str, stale: list[str]) -> Program[None]:
     """Drop listing entries whose session is gone (deleted with its conversation)."""
-    for sid in stale:
-        head = yield from get(keys.claude_head_key(sid, project, keys.CLAUDE_MAIN_STREAM))
+    for segment in stale:
+        head = yield from get(adapter_keys.claude_main_head_key_of_segment(segment, project))
         if head is None:
-            yield from delete(keys.claude_project_entry(project, sid))
+            yield from delete(adapter_keys.claude_project_prefix(project) + segment)
 
 
 def _list_subkeys(sid: str, project: str) -> Program[list[str]]:
-    prefix = keys.claude_heads_prefix(sid, project)
+    prefix = adapter_keys.claude_heads_prefix(sid, project)
     heads = yield from list_keys(prefix + "s")
-    return [cast(str, keys.claude_subpath_of_head_key(info.key)) for info in heads]
+    return [cast(str, adapter_keys.claude_subpath_of_head_key(info.key)) for info in heads]
 
 
 def _bind(cid: str, candidate: str) -> Program[str]:
@@ -347,11 +351,12 @@ def _bind(cid: str, candidate: str) -> Program[str]:
     The link is written before the binding, so a binding always has its link;
     a binder that loses the race removes its own link and retries.
     """
-    key = keys.claude_binding_key(cid)
+    key = adapter_keys.claude_binding_key(cid)
     blob = yield from get(key)
     if blob is not None:
         return blob.data.decode()
     link = keys.link_key(cid, candidate)
+    yield from names.remember(cid, candidate)  # links are followed by segment
     yield from put(link, b"")
     try:
         yield from put(key, candidate.encode(), if_none_match=True)
@@ -362,7 +367,7 @@ def _bind(cid: str, candidate: str) -> Program[str]:
 
 
 def _read_binding(cid: str) -> Program[str | None]:
-    blob = yield from get(keys.claude_binding_key(cid))
+    blob = yield from get(adapter_keys.claude_binding_key(cid))
     return None if blob is None else blob.data.decode()
 
 
@@ -378,7 +383,7 @@ def _place(key: Any) -> tuple[_Place, SessionKey]:
     subpath = key.get("subpath")
     if subpath is not None:
         validate.identifier(subpath, "key.subpath")
-    return _Place(sid, project, keys.claude_stream(subpath)), cast(SessionKey, key)
+    return _Place(sid, project, adapter_keys.claude_stream(subpath)), cast(SessionKey, key)
 
 
 class ClaudeSessionStore(SessionStore):

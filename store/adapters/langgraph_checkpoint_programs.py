@@ -21,8 +21,8 @@ import json
 from collections.abc import Generator, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from makers_store import keys
-from makers_store.blob import Entry, Op, Program, delete, get, list_keys, put, scan
+from makers_store import adapter_keys, keys, names
+from makers_store.blob import Entry, Op, Program, delete, get, list_keys, put, scan, segments_under
 from makers_store.errors import MemoryCorruptError, PreconditionFailedError
 from makers_store.programs import delete_range
 
@@ -71,8 +71,8 @@ def _with_writes(
 ) -> Generator[Op, Any, list[StoredCheckpoint]]:
     found = []
     for entry in entries:
-        checkpoint_id = keys.restore_checkpoint_id(entry.key.rsplit("/", 1)[1])
-        prefix = keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
+        checkpoint_id = adapter_keys.restore_checkpoint_id(entry.key.rsplit("/", 1)[1])
+        prefix = adapter_keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
         writes = yield from scan(prefix)
         found.append(StoredCheckpoint(checkpoint_ns, entry.data, [w.data for w in writes]))
     return found
@@ -82,12 +82,12 @@ def load_checkpoint(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
 ) -> Program[StoredCheckpoint | None]:
     """The checkpoint named, or the latest of (thread, namespace), with its writes."""
-    prefix = keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
+    prefix = adapter_keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
     if checkpoint_id is None:
         entries = yield from scan(prefix, limit=1)
     else:
         blob = yield from get(
-            keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+            adapter_keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
         )
         entries = [] if blob is None else [Entry(blob.key, blob.data)]
     found = yield from _with_writes(thread_id, checkpoint_ns, entries)
@@ -98,41 +98,26 @@ def list_checkpoints(
     thread_id: str, checkpoint_ns: str, before_id: str | None, limit: int
 ) -> Program[list[StoredCheckpoint]]:
     """Up to ``limit`` checkpoints older than ``before_id``, newest first."""
-    prefix = keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
-    start = None if before_id is None else prefix + keys.invert_checkpoint_id(before_id)
+    prefix = adapter_keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
+    start = None if before_id is None else prefix + adapter_keys.invert_checkpoint_id(before_id)
     entries = yield from scan(prefix, start_after=start, limit=limit)
     return (yield from _with_writes(thread_id, checkpoint_ns, entries))
 
 
-def _segments_under(prefix: str) -> Generator[Op, Any, list[str]]:
-    """The distinct first path segments of the keys under ``prefix``, one
-    listing per segment: a skip-scan that never reads what lies beneath."""
-    found: list[str] = []
-    cursor = None
-    while True:
-        infos = yield from list_keys(prefix, start_after=cursor, limit=1)
-        if not infos:
-            return found
-        segment = infos[0].key[len(prefix) :].split("/", 1)[0]
-        found.append(segment)
-        cursor = f"{prefix}{segment}/{keys.LAST_CHARACTER}"
-
-
 def namespaces(thread_id: str) -> Program[list[str]]:
     """Every checkpoint namespace of a thread that holds data."""
-    segments = yield from _segments_under(keys.langgraph_prefix(thread_id))
-    return [keys.langgraph_ns_of_segment(s) for s in segments if s.startswith("n")]
+    segments = yield from segments_under(adapter_keys.langgraph_prefix(thread_id))
+    return [adapter_keys.langgraph_ns_of_segment(s) for s in segments if s.startswith("n")]
 
 
 def threads() -> Generator[Op, Any, list[str]]:
     """Every thread (conversation) with LangGraph checkpoints: one listing per
     conversation in the store, so only for whole-store calls."""
     found = []
-    for segment in (yield from _segments_under(keys.CONVERSATIONS)):
-        thread_id = keys.unescape(segment)
-        marker = yield from list_keys(keys.langgraph_prefix(thread_id), limit=1)
+    for segment in (yield from segments_under(keys.CONVERSATIONS)):
+        marker = yield from list_keys(f"{keys.CONVERSATIONS}{segment}/x/langgraph/", limit=1)
         if marker:
-            found.append(thread_id)
+            found.append((yield from names.resolve(segment, segment)))
     return found
 
 
@@ -142,9 +127,14 @@ def threads() -> Generator[Op, Any, list[str]]:
 def put_checkpoint(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, data: bytes, run_id: str | None
 ) -> Program[None]:
+    yield from names.remember(thread_id)  # a bounded thread id, for threads()
     if run_id is not None:
-        yield from put(keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id), b"")
-    yield from put(keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id), data)
+        yield from put(
+            adapter_keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id), b""
+        )
+    yield from put(
+        adapter_keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id), data
+    )
 
 
 def put_writes(records: Sequence[WriteRecord]) -> Program[None]:
@@ -161,20 +151,30 @@ def put_writes(records: Sequence[WriteRecord]) -> Program[None]:
 def _delete_checkpoint(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, run_id: str | None
 ) -> Generator[Op, Any, None]:
-    yield from delete(keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id))
-    yield from delete_range(keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id))
+    yield from delete(
+        adapter_keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
+    )
+    yield from delete_range(
+        adapter_keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
+    )
     if run_id is not None:
-        yield from delete(keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id))
+        yield from delete(
+            adapter_keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id)
+        )
 
 
 def delete_thread(thread_id: str) -> Program[None]:
-    yield from delete_range(keys.langgraph_prefix(thread_id))
+    yield from delete_range(adapter_keys.langgraph_prefix(thread_id))
 
 
 def copy_thread(source_id: str, target_id: str) -> Program[None]:
     """Copy every record; keys differ only in the prefix and records never
     name their thread, so this is a byte copy."""
-    source, target = keys.langgraph_prefix(source_id), keys.langgraph_prefix(target_id)
+    source, target = (
+        adapter_keys.langgraph_prefix(source_id),
+        adapter_keys.langgraph_prefix(target_id),
+    )
+    yield from names.remember(target_id)
     cursor = None
     while True:
         entries = yield from scan(source, start_after=cursor, limit=PAGE)
@@ -193,7 +193,7 @@ def run_of(data: bytes) -> str | None:
 def keep_latest(thread_id: str) -> Program[None]:
     """Delete every checkpoint of the thread but the latest of each namespace."""
     for checkpoint_ns in (yield from namespaces(thread_id)):
-        prefix = keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
+        prefix = adapter_keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
         latest = yield from list_keys(prefix, limit=1)
         if not latest:  # only orphaned writes are left: drop them
             ns_prefix = prefix[: -len("c/")]
@@ -202,7 +202,7 @@ def keep_latest(thread_id: str) -> Program[None]:
         while True:
             older = yield from scan(prefix, start_after=latest[0].key, limit=PAGE)
             for entry in older:
-                checkpoint_id = keys.restore_checkpoint_id(entry.key[len(prefix) :])
+                checkpoint_id = adapter_keys.restore_checkpoint_id(entry.key[len(prefix) :])
                 yield from _delete_checkpoint(
                     thread_id, checkpoint_ns, checkpoint_id, run_of(entry.data)
                 )
@@ -213,7 +213,9 @@ def keep_latest(thread_id: str) -> Program[None]:
 def delete_runs(thread_ids: Sequence[str], run_ids: Sequence[str]) -> Program[None]:
     for thread_id in thread_ids:
         for run_id in run_ids:
-            prefix = keys.langgraph_run_prefix(thread_id, run_id)
+            prefix = adapter_keys.langgraph_run_prefix(thread_id, run_id)
             for info in (yield from list_keys(prefix)):
-                checkpoint_ns, checkpoint_id = keys.parse_langgraph_run_key(prefix, info.key)
+                checkpoint_ns, checkpoint_id = adapter_keys.parse_langgraph_run_key(
+                    prefix, info.key
+                )
                 yield from _delete_checkpoint(thread_id, checkpoint_ns, checkpoint_id, run_id)

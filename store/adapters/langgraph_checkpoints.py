@@ -52,7 +52,7 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from makers_store import keys, validate
+from makers_store import adapter_keys, validate
 from makers_store.errors import MemoryValidationError
 
 from . import langgraph_checkpoint_programs as programs
@@ -86,7 +86,7 @@ def _text(value: Any, argument: str) -> str:
 
 
 def _checkpoint_id(value: Any, argument: str) -> str:
-    if not isinstance(value, str) or not keys.is_checkpoint_id(value):
+    if not isinstance(value, str) or not adapter_keys.is_checkpoint_id(value):
         raise MemoryValidationError(
             f"{argument} must be 1 to 128 printable ASCII characters (a LangGraph "
             f"checkpoint id); got {value!r}"
@@ -165,7 +165,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         ns = str(conf.get("checkpoint_ns") or "")
         checkpoint_id = conf.get("checkpoint_id")
         if checkpoint_id is not None and not (
-            isinstance(checkpoint_id, str) and keys.is_checkpoint_id(checkpoint_id)
+            isinstance(checkpoint_id, str) and adapter_keys.is_checkpoint_id(checkpoint_id)
         ):
             return None  # no stored checkpoint can carry such an id
         stored = await self._shared.run(
@@ -321,7 +321,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
                 "idx": idx,
                 "type": value_type,
             }
-            key = keys.langgraph_write_key(thread_id, ns, checkpoint_id, task_id, idx)
+            key = adapter_keys.langgraph_write_key(thread_id, ns, checkpoint_id, task_id, idx)
             records.append(WriteRecord(key, pack(header, value_bytes), keep_first=idx >= 0))
         if records:
             await self._shared.run(lambda: programs.put_writes(records), write=True)

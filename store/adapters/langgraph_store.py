@@ -7,9 +7,15 @@ ttl=...)``, the same keyword arguments LangGraph's PostgresStore takes.
 Items belong to no conversation: they live under ``l/`` (see
 :mod:`makers_store.keys`), one blob per item with its embeddings beside it
 (see :mod:`.langgraph_store_records` for the record, filters and ranking).
-A batch runs as one unit of work: its reads see the state before the batch,
-then its writes apply, the last write to a (namespace, key) winning. Values
-must be strict JSON (:func:`makers_store.codec.encode_json`).
+A derived index beside them, kept up to date by every write
+(:mod:`.langgraph_store_index`), makes ``list_namespaces`` one listing and a
+search without a query a page per namespace; a store written before the
+index existed is indexed on first use, and :meth:`rebuild_index` mends it
+after blob-level copies (``makers-store copy`` into a store with items of
+its own, ``import``). A batch runs as one unit of work: its reads see the
+state before the batch, then its writes apply, the last write to a
+(namespace, key) winning. Values must be strict JSON
+(:func:`makers_store.codec.encode_json`).
 
 Time is the store's injectable clock (milliseconds). Expired items are
 invisible at once; reads with ``refresh_ttl`` extend the TTL of what they
@@ -59,6 +65,7 @@ from langgraph.store.base import (
 from .. import validate
 from ..codec import dumps, encode_json
 from ..errors import MemoryValidationError, StoreError, SyncCallInEventLoopError
+from . import langgraph_store_index as derived_index
 from . import langgraph_store_programs as programs
 from .langgraph_store_records import check_filter
 from .langgraph_store_sweeper import follow, running_loop, stopped, waited
@@ -104,6 +111,8 @@ class MakersLangGraphStore(BaseStore):
             ]
         self._bridge = SyncBridge("MakersLangGraphStore", "aget, aput, asearch, abatch, ...")
         self._sweeper: asyncio.Task[None] | None = None
+        #: None: not checked yet; "new": complete once a write records it
+        self._index: str | None = None
 
     # --- BaseStore ---------------------------------------------------------
 
@@ -114,6 +123,20 @@ class MakersLangGraphStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         self._bridge.remember_loop()
         return await self._run_batch(list(ops))
+
+    # --- the index ---------------------------------------------------------
+
+    def rebuild_index(self) -> None:
+        """Rebuild the derived index from the items and remove what no item
+        backs. Needed only after LangGraph items were copied or imported blob
+        by blob into a store that already held some, or when a crash on
+        object storage left copies behind; safe while others write."""
+        self._call(self._rebuild_index())
+
+    async def arebuild_index(self) -> None:
+        """Async :meth:`rebuild_index`."""
+        self._bridge.remember_loop()
+        await self._rebuild_index()
 
     # --- TTL ---------------------------------------------------------------
 
@@ -213,12 +236,38 @@ class MakersLangGraphStore(BaseStore):
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return self._bridge.call(coro)
 
+    async def _ensure_index(self) -> None:
+        """Check (once per instance) that the store's index is complete;
+        build it for items written before it existed."""
+        complete, has_items = await self._shared.run(derived_index.state, write=False)
+        if complete:
+            self._index = "complete"
+        elif not has_items:
+            self._index = "new"
+        else:
+            await self._rebuild_index()
+
+    async def _rebuild_index(self) -> None:
+        atomic = self._shared.blobs.atomic
+        start_after: str | None = None
+        while True:
+            build = functools.partial(derived_index.build_page, start_after)
+            if (start_after := await self._shared.run(build, write=True)) is None:
+                break
+        while True:
+            prune = functools.partial(derived_index.prune_page, start_after, atomic)
+            if (start_after := await self._shared.run(prune, write=True)) is None:
+                break
+        await self._shared.run(derived_index.mark_complete, write=True)
+        self._index = "complete"
+
     async def _sweep(self) -> int:
         total = 0
         start_after: str | None = None
+        atomic = self._shared.blobs.atomic
         while True:
             now = self._shared.clock()
-            page = functools.partial(programs.sweep_page, start_after, now)
+            page = functools.partial(programs.sweep_page, start_after, now, atomic)
             deleted, start_after = await self._shared.run(page, write=True)
             total += deleted
             if start_after is None:
@@ -234,12 +283,17 @@ class MakersLangGraphStore(BaseStore):
         plans = [self._plan_put(op) for op in puts]
         if self.embeddings is not None:
             await self._embed_puts(puts, plans)
+        if self._index is None:
+            await self._ensure_index()
+        atomic = self._shared.blobs.atomic
         plan = programs.BatchPlan(
             ops=ops,
             puts=plans,
             now=self._shared.clock(),
             filters=filters,
             term_ranking=self.embeddings is None,
+            atomic=atomic,
+            mark_complete=self._index == "new",
         )
         if self.embeddings is not None:
             queries = list(
@@ -250,9 +304,11 @@ class MakersLangGraphStore(BaseStore):
                 q: self._checked_vector(v) for q, v in zip(queries, vectors, strict=True)
             }
         results, stale = await self._shared.run(lambda: programs.batch(plan), write=bool(plans))
+        if plans and plan.mark_complete:
+            self._index = "complete"
         if stale:
             now = self._shared.clock()
-            await self._shared.run(lambda: programs.refresh(stale, now), write=True)
+            await self._shared.run(lambda: programs.refresh(stale, now, atomic), write=True)
         return results
 
     def _plan_put(self, op: PutOp) -> programs.PutPlan:

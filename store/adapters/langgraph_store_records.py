@@ -32,7 +32,7 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
-from .. import keys
+from .. import adapter_keys
 from ..codec import decode_json
 from ..errors import MemoryCorruptError, MemoryValidationError
 
@@ -57,7 +57,7 @@ class Record:
 
     def identity(self) -> tuple[tuple[str, ...], str]:
         """(namespace, key), parsed only for the items a reader returns."""
-        return keys.parse_langgraph_item_key(self.blob_key)
+        return adapter_keys.parse_langgraph_item_key(self.blob_key)
 
     def value(self) -> dict[str, Any]:
         value = decode_json(self.value_text, what=f"LangGraph item {self.blob_key!r}")

@@ -203,10 +203,11 @@ def _session_messages(
     found: list[tuple[int, Message]] = []
     low, high = record.cleared_below, record.next_seq
     while low < high and (want is None or len(found) < want):
+        gen = record.generation
         batch = yield from scan(
-            keys.messages_prefix(cid),
-            start_after=keys.message_key(cid, low - 1) if low > 0 else None,
-            end_before=keys.message_key(cid, high),
+            keys.messages_prefix(cid, gen),
+            start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
+            end_before=keys.message_key(cid, high, gen),
             reverse=newest_first,
             limit=_SCAN_BATCH,
         )

@@ -27,7 +27,7 @@ from claude_agent_sdk.testing.session_store_conformance import run_session_store
 from claude_agent_sdk.types import SessionKey, SessionStore
 
 import makers_store
-from makers_store import keys
+from makers_store import adapter_keys, keys
 from makers_store.adapters.claude_sessions import ClaudeSessionStore
 from makers_store.clock import FixedClock
 from makers_store.emulator.memory import MemoryMap
@@ -196,7 +196,7 @@ async def test_delete_cascades_and_a_recreated_session_starts_empty(
     await sessions.delete(KEY)
     assert await sessions.load(KEY) is None and await sessions.load(sub) is None
     assert [i.key for i in await store.blobs.list(keys.adapter_prefix("sess", "claude"))] == []
-    assert await store.blobs.list(keys.claude_project_prefix("proj")) == []
+    assert await store.blobs.list(adapter_keys.claude_project_prefix("proj")) == []
     await sessions.append(KEY, [entry(3, "a")])  # the old uuid marker went with it
     assert await sessions.load(KEY) == [entry(3, "a")]
 
@@ -222,7 +222,7 @@ async def test_delete_conversation_removes_a_bound_session(
     assert [s["session_id"] for s in await sessions.list_sessions("proj")] == ["keep"]
     assert await sessions.list_session_summaries("other") == []
     # the listing entries the deletion left behind were pruned by those reads
-    assert await store.blobs.list(keys.claude_project_prefix("other")) == []
+    assert await store.blobs.list(adapter_keys.claude_project_prefix("other")) == []
     assert await sessions.load({"project_key": "proj", "session_id": "keep"}) == [entry(4, "d")]
     new_sid = await store.claude_session_binding(cid)
     assert new_sid != sid
@@ -268,7 +268,7 @@ async def test_racing_binders_agree(make_store: MakeStore) -> None:
         found = await asyncio.gather(*(store.claude_session_binding("race") for _ in range(8)))
         assert len(set(found)) == 1
         links = await store.blobs.list(keys.links_prefix("race"))
-        assert [keys.linked_conversation(i.key) for i in links] == [found[0]]
+        assert [keys.linked_segment(i.key) for i in links] == [found[0]]
 
 
 async def bind_in_process(url: str, cid: str) -> str:
@@ -535,4 +535,4 @@ async def test_costly_backends_keep_mtime_per_session_without_a_project_clock() 
     await sessions.append({"project_key": "p", "session_id": "t"}, [entry(0)])
     listed = {item["session_id"]: item["mtime"] for item in await sessions.list_sessions("p")}
     assert listed == {"s": 5_002, "t": 5_000}
-    assert keys.claude_clock_key("p") not in shared.blobs
+    assert adapter_keys.claude_clock_key("p") not in shared.blobs

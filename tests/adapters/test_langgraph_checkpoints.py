@@ -25,7 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 import makers_store
-from makers_store import keys
+from makers_store import adapter_keys
 from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
 from makers_store.errors import MemoryValidationError, SyncCallInEventLoopError
 
@@ -69,7 +69,7 @@ async def test_delete_conversation_removes_checkpoints_and_writes(
         await _put(saver, "conv/1", ns)
     await _put(saver, "other")
     await store.append_message(conversation_id="conv/1", role="user", content="hi")
-    prefix = keys.langgraph_prefix("conv/1")
+    prefix = adapter_keys.langgraph_prefix("conv/1")
     assert len(await store.blobs.list(prefix)) == 6  # 2 checkpoints, 2 writes, 2 markers
 
     await store.delete_conversation(conversation_id="conv/1")
@@ -122,7 +122,9 @@ async def test_whole_store_calls_skip_other_conversations(
     await saver.adelete_for_runs(["run-1"])
 
     assert [t async for t in saver.alist(None)] == []
-    assert await store.blobs.list(keys.langgraph_prefix("b")) == []  # writes and markers too
+    assert (
+        await store.blobs.list(adapter_keys.langgraph_prefix("b")) == []
+    )  # writes and markers too
     assert len(await store.get_messages(conversation_id="m1")) == 1
 
 

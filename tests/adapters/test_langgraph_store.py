@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -198,9 +199,20 @@ async def test_items_live_outside_conversations(store: ContextStore) -> None:
     lg = store.langgraph_store
     await lg.aput(("a/b", "c"), "k.1", {"x": 1})
     await lg.aput(("a",), "b/c", {"x": 2})
-    assert [info.key for info in await store.blobs.list("")] == [
+    assert [info.key for info in await store.blobs.list("l/")] == [
         "l/a%2Fb/c/.k%2E1",
         "l/a/.b%2Fc",
+    ]
+    # the derived index: a directory entry per namespace, a copy per item
+    assert [info.key for info in await store.blobs.list("ln/")] == [
+        "ln/.version",
+        "ln/a%2Fb/c/.",
+        "ln/a/.",
+    ]
+    copies = [info.key for info in await store.blobs.list("lr/")]
+    assert [re.sub(r"~\d{15}\.", "~{rank}.", key) for key in copies] == [
+        "lr/a%2Fb/c/~{rank}.k%2E1",
+        "lr/a/~{rank}.b%2Fc",
     ]
     assert await lg.alist_namespaces() == [("a",), ("a/b", "c")]
     assert view(await lg.asearch(("a",))) == [(("a",), "b/c", {"x": 2})]

@@ -245,6 +245,7 @@ async def test_max_items_trims_the_oldest_items(make_store: MakeStore) -> None:
 
 async def test_add_items_is_one_unit_of_work(make_store: MakeStore) -> None:
     async with make_store() as store:
+        await store.bind("other").state.set("k", 1)  # a first write checks the layout
         runs: list[bool] = []
         original = store.blobs.run
 

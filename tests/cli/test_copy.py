@@ -13,9 +13,11 @@ def test_copy_then_copy_again(cli: Cli, tmp_path: Path) -> None:
     cli.ok("state", "set", "c1", "step", '{"n": 1}')
     target = f"sqlite:///{tmp_path}/copy.db"
     first = json.loads(cli.ok("copy", cli.url, target, "--json"))
-    assert first["written"] == first["source_blobs"] == 5  # meta, message, state, 2 index
+    assert first["conversations"] == first["conversations_written"] == 1
+    assert first["bytes_written"] > 0
     again = json.loads(cli.ok("copy", cli.url, target, "--json"))
-    assert (again["written"], again["unchanged"]) == (0, 5)
+    assert (again["conversations_written"], again["conversations_unchanged"]) == (0, 1)
+    assert again["bytes_written"] == 0
     copied = Cli(target)
     assert json.loads(copied.ok("state", "get", "c1", "step")) == {"n": 1}
     assert "hello" in copied.ok("msg", "list", "c1")
@@ -27,8 +29,11 @@ def test_copy_reports_extra_blobs_and_prunes(cli: Cli, tmp_path: Path) -> None:
     target = Cli(f"sqlite:///{tmp_path}/copy.db")
     target.ok("msg", "append", "other", "-r", "user", "-c", "x")
     run = cli("copy", cli.url, target.url)
-    assert run.exit_code == 0 and "3 blobs exist only in the destination" in run.stderr
-    cli.ok("copy", cli.url, target.url, "--prune")
+    assert run.exit_code == 0
+    assert "1 conversation and 0 blobs exist only in the destination" in run.stderr
+    assert "copied 1 conversation (1 written, 0 already equal)" in run.stderr
+    pruned = cli("copy", cli.url, target.url, "--prune")
+    assert "deleted 1 conversation and 0 blobs only in the destination" in pruned.stderr
     assert "other" not in target.ok("conv", "list")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import typer.main
 
-from makers_store.cli import completions
+from devtools import completions
 from makers_store.cli.main import app
 from tests.cli.conftest import REPO
 
@@ -39,13 +39,13 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
 def test_completion_scripts_are_current() -> None:
     stale = completions.stale(REPO / "completions")
     assert not stale, (
-        f"stale completion scripts {stale}: run python -m makers_store.cli.completions"
+        f"stale completion scripts {stale}: run python -m devtools.completions"
     )
     check = subprocess.run(
         [
             sys.executable,
             "-m",
-            "makers_store.cli.completions",
+            "devtools.completions",
             "--check",
             str(REPO / "completions"),
         ],
@@ -53,6 +53,7 @@ def test_completion_scripts_are_current() -> None:
         text=True,
         check=False,
         timeout=60,
+        cwd=REPO,
     )
     assert check.returncode == 0, check.stderr
 

@@ -170,3 +170,24 @@ def test_the_library_opens_for_reading_without_creating(tmp_path: Path) -> None:
     with makers_store.open_sync_store(f"sqlite:///{missing}") as store:  # create=True by default
         store.append_message(conversation_id="c", role="user", content="x")
     assert missing.is_file()
+
+
+def test_ids_at_the_limit_work_through_every_command(cli: Cli, tmp_path: Path) -> None:
+    """256 four-byte characters (issue 12, item 2): appended, listed, shown,
+    exported and imported back, on the default SQLite store."""
+    cid, key = "😀" * 256, "鍵" * 256
+    cli.ok("msg", "append", cid, "-r", "user", "-c", "hello", "-u", "用" * 256)
+    cli.ok("state", "set", cid, key, '{"n": 1}')
+    listed = json.loads(cli.ok("conv", "list", "--json"))["items"]
+    assert [item["conversation_id"] for item in listed] == [cid]
+    mine = json.loads(cli.ok("conv", "list", "--user", "用" * 256, "--json"))["items"]
+    assert [item["conversation_id"] for item in mine] == [cid]
+    assert "hello" in cli.ok("msg", "list", cid)
+    assert json.loads(cli.ok("state", "get", cid, key)) == {"n": 1}
+    assert "no drift" in cli.ok("index", "check")
+    backup = tmp_path / "backup.jsonl"
+    cli.ok("export", "-o", str(backup))
+    restored = Cli(f"sqlite:///{tmp_path}/restored.db")
+    restored.ok("import", str(backup))
+    assert json.loads(restored.ok("state", "get", cid, key)) == {"n": 1}
+    assert "hello" in restored.ok("msg", "list", cid)

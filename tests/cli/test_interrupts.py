@@ -82,7 +82,6 @@ def test_interrupted_import_says_where_it_stopped_and_a_rerun_finishes(tmp_path:
     build(source)
     dump = tmp_path / "dump.jsonl"
     assert run_process("--store", source, "export", "-o", str(dump)).returncode == 0
-    lines = len(dump.read_bytes().splitlines())
     target = f"sqlite:///{tmp_path}/dst.db"
 
     def importing() -> bool:
@@ -97,12 +96,25 @@ def test_interrupted_import_says_where_it_stopped_and_a_rerun_finishes(tmp_path:
     done = interrupt_when(["--store", target, "import", str(dump)], importing)
     assert done.returncode == 130, done.stderr
     match = re.fullmatch(
-        rf"error: import interrupted at line (\d+) of {lines}; "
-        r"run the same import again to finish\n",
+        r"error: import interrupted after (\d+) of (\d+) conversations; each conversation "
+        r"of the file is either imported or as it was; run the same import again to finish\n",
         done.stderr,
     )
     assert match, done.stderr
-    assert 1 < int(match.group(1)) <= lines
+    imported, conversations = int(match.group(1)), int(match.group(2))
+    assert 1 <= imported < conversations
+    with makers_store.open_sync_store(target) as store:  # exactly that many, each whole
+        listed, cursor = [], None
+        while True:
+            page = store.list_conversations(limit=100, after=cursor)
+            listed += page.items
+            if (cursor := page.next_cursor) is None:
+                break
+        assert len(listed) in (imported, imported + 1)  # + the one replaced as Ctrl-C came
+        for meta in listed:
+            assert len(store.get_messages(conversation_id=meta.conversation_id)) == (
+                meta.message_count
+            )
     again = run_process("--store", target, "import", str(dump))
     assert again.returncode == 0, again.stderr
     redo = tmp_path / "redo.jsonl"

@@ -176,3 +176,31 @@ def test_scaffold_templates_compile() -> None:
     for relative, text in FILES.items():
         if relative.endswith(".py"):
             compile(text, relative, "exec")
+
+
+def test_the_front_listens_with_nagle_off_on_every_connection() -> None:
+    """asyncio sets TCP_NODELAY only on sockets whose proto says TCP; without
+    it each kept-alive response waited ~40 ms for the client's delayed ACK."""
+    import asyncio
+    import socket
+
+    listener = server._bind("127.0.0.1", 0)
+
+    async def accept_one() -> int:
+        accepted: asyncio.Queue[int] = asyncio.Queue()
+
+        async def on_client(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            sock = writer.get_extra_info("socket")
+            await accepted.put(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            writer.close()
+
+        listener.listen()
+        served = await asyncio.start_server(on_client, sock=listener)
+        async with served:
+            _, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+            value = await asyncio.wait_for(accepted.get(), 5)
+            writer.close()
+            return value
+
+    assert listener.proto == socket.IPPROTO_TCP
+    assert asyncio.run(accept_one()) != 0

@@ -1,0 +1,36 @@
+"""Development-time generators, run from a checkout; never part of the wheel.
+
+- ``python -m devtools.sync_codegen`` writes ``store/sync_api.py`` from ``store/api.py``;
+- ``python -m devtools.completions`` writes the shell scripts in ``completions/``.
+
+They live outside the three folders setuptools maps onto ``makers_store``
+(``store/``, ``emulator/``, ``cli/``), so no installed copy of them exists to
+run, and they find what they read and write from their own place in the
+checkout, never from the installed package: nothing they do can write into
+site-packages. :func:`checked_target` refuses a target there all the same.
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+#: The checkout this folder is part of.
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def checkout_root() -> Path:
+    """:data:`ROOT`, after checking that it is a makers-store checkout."""
+    if not (ROOT / "pyproject.toml").is_file() or not (ROOT / "store" / "api.py").is_file():
+        raise SystemExit(f"{ROOT} is not a makers-store checkout; run the generators from one")
+    return ROOT
+
+
+def checked_target(path: Path) -> Path:
+    """``path``, resolved; SystemExit if it lies in an installation's site-packages."""
+    resolved = path.resolve()
+    installed = {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
+    for directory in installed:
+        if resolved.is_relative_to(Path(directory).resolve()):
+            raise SystemExit(f"refusing to write {resolved}: it is inside {directory}")
+    return resolved
