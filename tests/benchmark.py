@@ -30,6 +30,11 @@ Targets (full mode):
 * the LangGraph store against ``AsyncSqliteStore`` (SQLite) and
   ``AsyncPostgresStore`` (PostgreSQL): ``list_namespaces`` and ``search``
   >= 2x and flat as items grow, ``put`` >= 1x (tests/bench_langgraph_store.py).
+* SQLite at equal durability, ours vs the OpenAI SDK's sessions
+  (tests/bench_sqlite.py): ``add_items`` at ``synchronous=full`` >= 2x
+  ``AdvancedSQLiteSession`` (one caller, and eight at once), eight processes
+  on one file >= 1x ``SQLiteSession`` per process (FULL and NORMAL), and the
+  longest event-loop stall of large units <= 10 ms.
 * SQLite, PostgreSQL and S3 side by side (append, newest-50 read, list by
   user, for information), and S3 requests per call: typically at most 4 for
   an append to an existing conversation; every ``STALE_INDEX_BATCH``-th (16th)
@@ -59,6 +64,7 @@ import bench_backends
 import bench_langgraph
 import bench_langgraph_store
 import bench_openai
+import bench_sqlite
 from agents.memory import SQLiteSession
 from bench_harness import (
     FULL,
@@ -374,6 +380,7 @@ async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
     rows += await bench_growth_and_read(workdir, sizes)
     rows += await bench_list(workdir, sizes)
     rows += await bench_openai.run(workdir, sizes)
+    rows += await bench_sqlite.run(workdir, sizes)
     rows += await bench_langgraph.run(workdir, sizes)
     rows += await bench_langgraph_store.run(workdir, sizes)
     rows += await bench_backends.run(workdir, sizes)

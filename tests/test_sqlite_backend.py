@@ -1,19 +1,25 @@
-"""The SQLite emulator: migrations in place, locks, corrupt files, rollbacks."""
+"""The SQLite emulator: migrations in place, locks, corrupt files, rollbacks,
+and where units run (inline, or moved off the event loop part-way)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 import makers_store
 from makers_store import BackendError, keys
-from makers_store.blob import Program, put
+from makers_store.blob import Program, delete_many, put, scan
 from makers_store.clock import FixedClock
-from makers_store.emulator import migrations
+from makers_store.emulator import migrations, sqlite_inline, sqlite_ops, sqlite_units
 from makers_store.emulator.sqlite import SqliteBlobStore
 
 
@@ -92,14 +98,18 @@ async def test_index_entries_of_the_first_layout_are_migrated(
             assert [c.conversation_id for c in page.items] == ["new", "mid", "old"]
 
 
-async def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("synchronous", ["normal", "full"])
+async def test_a_held_lock_times_out_with_a_clear_error(tmp_path: Path, synchronous: str) -> None:
+    """At ``normal`` the write waits on the worker thread, at ``full`` on the
+    inline thread, where every write runs."""
     path = tmp_path / "s.db"
     async with makers_store.open_store(f"sqlite:///{path}") as store:
         await store.append_message(conversation_id="c", role="user", content="x")
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
+    url = f"sqlite:///{path}?busy_timeout_ms=100&synchronous={synchronous}"
     try:
-        async with makers_store.open_store(f"sqlite:///{path}?busy_timeout_ms=100") as store:
+        async with makers_store.open_store(url) as store:
             with pytest.raises(BackendError, match="locked"):
                 await store.append_message(conversation_id="c", role="user", content="y")
             # readers are not blocked by a writer (WAL)
@@ -153,3 +163,236 @@ async def test_failed_unit_rolls_back_and_connection_stays_usable(tmp_path: Path
     await blobs.close()
     with pytest.raises(BackendError, match="closed"):
         await blobs.get("b")
+
+
+# --- where units run -------------------------------------------------------
+
+LOOP_THREAD = threading.main_thread().name
+
+
+def past_the_budget() -> None:
+    """Stand-in for work that takes longer than a unit may hold the loop."""
+    time.sleep(sqlite_units.INLINE_BUDGET * 1.5)
+
+
+@contextmanager
+def statements(blobs: SqliteBlobStore) -> Iterator[list[tuple[str, str]]]:
+    """(thread name, SQL) of each statement the inline connection runs."""
+    seen: list[tuple[str, str]] = []
+    conn = blobs._inline.conn
+    assert conn is not None
+    conn.set_trace_callback(lambda sql: seen.append((threading.current_thread().name, sql)))
+    try:
+        yield seen
+    finally:
+        conn.set_trace_callback(None)
+
+
+async def warm(blobs: SqliteBlobStore) -> None:
+    """The first units open the file (on the worker thread), then the inline connection."""
+    await blobs.put("warm", b"")
+    await blobs.put("warm", b"")
+
+
+async def test_a_long_unit_goes_on_off_the_loop_in_its_transaction(tmp_path: Path) -> None:
+    blobs = SqliteBlobStore(tmp_path / "s.db")
+    await warm(blobs)
+    threads: list[str] = []
+
+    def long(fail: bool) -> Program[None]:
+        for n in range(3):
+            threads.append(threading.current_thread().name)
+            yield from put(f"k{n}", b"v")
+            past_the_budget()
+        if fail:
+            raise ZeroDivisionError
+
+    with pytest.raises(ZeroDivisionError):
+        await blobs.run(long(fail=True), write=True)
+    assert threads[0] == LOOP_THREAD and threads[-1].startswith("makers-sqlite-inline")
+    assert [await blobs.get(f"k{n}") for n in range(3)] == [None] * 3  # all rolled back
+    threads.clear()
+    await blobs.run(long(fail=False), write=True)
+    assert threads[0] == LOOP_THREAD and threads[-1].startswith("makers-sqlite-inline")
+    assert [info.key for info in await blobs.list("k")] == ["k0", "k1", "k2"]
+    await blobs.close()
+
+
+async def test_long_listings_deletes_and_puts_finish_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the deadline, a listing, a batch delete or a large Put answers a
+    Partial that the inline thread completes: results are whole and in order."""
+    blobs = SqliteBlobStore(tmp_path / "s.db")
+    await warm(blobs)
+    keys_ = [f"x/{n:03d}" for n in range(50)]
+    for key in keys_:
+        await blobs.put(key, key.encode())
+    monkeypatch.setattr(sqlite_ops, "CHUNK", 4)
+    monkeypatch.setattr(sqlite_ops, "LARGE_PUT", 10)
+    monkeypatch.setattr(sqlite_units, "INLINE_BUDGET", 0.0)  # every unit is past it at once
+
+    def work() -> Program[tuple[list[str], list[str], str]]:
+        ahead = [entry.key for entry in (yield from scan("x/"))]
+        back = [entry.key for entry in (yield from scan("x/", reverse=True, limit=30))]
+        yield from delete_many(keys_[:45])
+        info = yield from put("big", b"more than ten bytes")
+        return ahead, back, info.key
+
+    ahead, back, big = await blobs.run(work(), write=True)
+    assert ahead == keys_ and back == keys_[::-1][:30] and big == "big"
+    assert [info.key for info in await blobs.list("x/")] == keys_[45:]
+    assert (await blobs.get("big")) is not None
+    await blobs.close()
+
+
+async def test_writes_waiting_for_the_inline_connection_commit_together(tmp_path: Path) -> None:
+    """While a unit has the inline connection off the loop, writes queue
+    behind it and join its transaction, each in a savepoint: one COMMIT; a
+    write that fails undoes only its own work."""
+    blobs = SqliteBlobStore(tmp_path / "s.db")
+    await warm(blobs)
+    away, go = threading.Event(), threading.Event()
+
+    def first() -> Program[str]:
+        yield from put("first", b"1")
+        past_the_budget()
+        yield from put("first-2", b"2")  # it stops before this one, and goes on off the loop
+        away.set()
+        go.wait(10)
+        return "first done"
+
+    def one(n: int) -> Program[int]:
+        yield from put(f"joined-{n}", b"v")
+        if n == 3:
+            raise ValueError("this one fails")
+        return n
+
+    with statements(blobs) as seen:
+        leader = asyncio.create_task(blobs.run(first(), write=True))
+        await asyncio.to_thread(away.wait, 10)
+        followers = [asyncio.create_task(blobs.run(one(n), write=True)) for n in range(6)]
+        for _ in range(3):
+            await asyncio.sleep(0)  # each has queued
+        go.set()
+        assert await leader == "first done"
+        results = await asyncio.gather(*followers, return_exceptions=True)
+    assert results[:3] == [0, 1, 2] and results[4:] == [4, 5]
+    assert isinstance(results[3], ValueError)
+    stored = [info.key for info in await blobs.list("")]
+    assert stored == ["first", "first-2", *(f"joined-{n}" for n in (0, 1, 2, 4, 5)), "warm"]
+    commits = [thread for thread, sql in seen if sql == "COMMIT"]
+    assert commits and all(t.startswith("makers-sqlite-inline") for t in commits)
+    assert len(commits) == 1
+    assert sum(sql == "ROLLBACK TO joined" for _, sql in seen) == 1
+    await blobs.close()
+
+
+async def test_at_synchronous_full_writes_at_once_share_commits(tmp_path: Path) -> None:
+    """Writes at once queue for the inline thread and share transactions; the
+    first of a transaction runs bare (no savepoint): when it fails, it alone
+    is undone and the others go on in the next one."""
+    blobs = SqliteBlobStore(tmp_path / "s.db", synchronous="full")
+    await warm(blobs)
+
+    def one(n: int) -> Program[int]:
+        yield from put(f"k{n}", b"v")
+        if n == 0:
+            raise ValueError("the first fails")
+        return n
+
+    with statements(blobs) as seen:
+        results = await asyncio.gather(
+            *(blobs.run(one(n), write=True) for n in range(8)), return_exceptions=True
+        )
+    assert isinstance(results[0], ValueError) and results[1:] == list(range(1, 8))
+    assert [info.key for info in await blobs.list("k")] == [f"k{n}" for n in range(1, 8)]
+    assert 1 <= sum(sql == "COMMIT" for _, sql in seen) < 7
+    await blobs.close()
+
+
+async def test_at_synchronous_full_writes_wait_for_the_disk_off_the_loop(
+    tmp_path: Path,
+) -> None:
+    """A write's commit waits for an fsync: the whole write runs on the inline
+    thread (SQLite's write lock is not held across the hop); reads stay inline."""
+    blobs = SqliteBlobStore(tmp_path / "s.db", synchronous="full")
+    await warm(blobs)
+    with statements(blobs) as seen:
+        await blobs.put("k", b"v")
+        assert (await blobs.get("k")) is not None
+    read = next(n for n, (_, sql) in enumerate(seen) if sql == "BEGIN")
+    write = [(t, sql.split()[0]) for t, sql in seen[:read]]
+    assert [sql for _, sql in write] == ["BEGIN", "INSERT", "COMMIT"]
+    assert all(t.startswith("makers-sqlite-inline") for t, _ in write)
+    assert {t for t, _ in seen[read:]} == {LOOP_THREAD}
+    await blobs.close()
+
+
+async def test_the_wal_is_checkpointed_off_the_loop_and_starts_over(tmp_path: Path) -> None:
+    """Without the checkpoints the inline thread runs, 6,000 writes of 4 KB
+    would leave a WAL of 40 MB (the inline connection's own automatic
+    checkpoint waits for 10x SQLite's threshold); with them it stays near
+    SQLite's threshold of 1,000 pages."""
+    path = tmp_path / "s.db"
+    blobs = SqliteBlobStore(path)
+    await warm(blobs)
+    value = os.urandom(4000)
+    with statements(blobs) as seen:
+        for n in range(6_000):
+            await blobs.put(f"k/{n % 500}", value)
+    checkpoints = [t for t, sql in seen if sql.startswith("PRAGMA wal_checkpoint")]
+    assert len(checkpoints) >= 6
+    assert all(t.startswith("makers-sqlite-inline") for t in checkpoints)
+    limit = 3 * sqlite_inline.CHECKPOINT_PAGES * 4096
+    assert await asyncio.to_thread(os.path.getsize, f"{path}-wal") < limit
+    await blobs.close()
+
+
+async def test_a_caller_that_stops_waiting_leaves_the_connection_usable(tmp_path: Path) -> None:
+    blobs = SqliteBlobStore(tmp_path / "s.db")
+    await warm(blobs)
+    away, go = threading.Event(), threading.Event()
+
+    def slow() -> Program[None]:
+        yield from put("a", b"1")
+        past_the_budget()
+        yield from put("b", b"2")
+        away.set()
+        go.wait(10)
+
+    task = asyncio.create_task(blobs.run(slow(), write=True))
+    await asyncio.to_thread(away.wait, 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    go.set()
+    await blobs.put("c", b"3")  # waits for the inline thread to finish "slow" first
+    # The unit ran to its end on the inline thread, as a unit whose caller went away does.
+    assert [info.key for info in await blobs.list("")] == ["a", "b", "c", "warm"]
+    await blobs.close()
+
+
+async def test_a_caller_running_many_units_in_a_row_lets_the_loop_run(tmp_path: Path) -> None:
+    """An inline unit completes without suspending its caller; after
+    INLINE_BUDGET of them in a row the next one yields to the loop once."""
+    blobs = SqliteBlobStore(tmp_path / "s.db")
+    await warm(blobs)
+    ran = 0
+
+    async def other() -> None:
+        nonlocal ran
+        while True:
+            ran += 1
+            await asyncio.sleep(0)
+
+    beside = asyncio.create_task(other())
+    await asyncio.sleep(0)
+    before = ran
+    for n in range(300):
+        await blobs.put(f"k{n}", b"v")
+        if ran > before:
+            break
+    beside.cancel()
+    assert ran > before
+    await blobs.close()
