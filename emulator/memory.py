@@ -8,20 +8,26 @@ would on object storage without transactions.
 
 from __future__ import annotations
 
+import asyncio
 import bisect
 import itertools
 import threading
 import time
-from typing import Any, ClassVar, TypeVar
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar, TypeVar, assert_never
 
 from makers_store.blob import (
+    OBJECT_STORAGE,
+    TRANSACTIONAL,
     Blob,
     BlobInfo,
     BlobStore,
+    Capabilities,
     Delete,
     DeleteMany,
     Entry,
     Get,
+    GetMany,
     ListKeys,
     Op,
     Program,
@@ -29,9 +35,12 @@ from makers_store.blob import (
     Scan,
     StepwiseBlobStore,
     drive_sync,
+    keys_written,
     prefix_end,
 )
 from makers_store.errors import MemoryValidationError, PreconditionFailedError
+
+from .write_feed import WriteFeed
 
 T = TypeVar("T")
 
@@ -44,44 +53,54 @@ class MemoryMap:
         self.sorted_keys: list[str] = []
         self._etags = itertools.count(1)
         self.lock = threading.RLock()
+        #: the keys each unit writes, for watchers (ContextStore.watch)
+        self.writes = WriteFeed()
 
-    def apply(self, op: Op, undo: list[tuple[str, Blob | None]] | None = None) -> Any:
-        if isinstance(op, Get):
-            return self.blobs.get(op.key)
-        if isinstance(op, Put):
-            current = self.blobs.get(op.key)
-            if op.if_none_match and current is not None:
-                raise PreconditionFailedError(f"{op.key!r} already exists")
-            if op.if_match is not None and (current is None or current.etag != op.if_match):
-                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            blob = Blob(
-                op.key,
-                f"m{next(self._etags)}",
-                len(op.data),
-                time.time_ns() // 1_000_000,
-                bytes(op.data),
-            )
-            self._store(op.key, blob, undo)
-            return blob.info
-        if isinstance(op, Delete):
-            current = self.blobs.get(op.key)
-            if op.if_match is not None and (current is None or current.etag != op.if_match):
-                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            if current is None:
-                return False
-            self._store(op.key, None, undo)
-            return True
-        if isinstance(op, DeleteMany):
-            for key in op.keys:
-                if key in self.blobs:
-                    self._store(key, None, undo)
-            return None
-        if isinstance(op, ListKeys | Scan):
-            found = self._range(op)
-            if isinstance(op, Scan):
-                return [Entry(b.key, b.data) for b in found]
-            return [BlobInfo(b.key, b.etag, b.size, b.updated_at) for b in found]
-        raise TypeError(f"unknown blob operation {op!r}")
+    def apply(self, op: Op, undo: list[tuple[str, Blob | None]] | None = None) -> object:
+        match op:
+            case Get():
+                return self.blobs.get(op.key)
+            case GetMany():
+                return [self.blobs.get(key) for key in op.keys]
+            case Put():
+                return self._put(op, undo)
+            case Delete():
+                current = self.blobs.get(op.key)
+                if op.if_match is not None and (current is None or current.etag != op.if_match):
+                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                if current is None:
+                    return False
+                self._store(op.key, None, undo)
+                return True
+            case DeleteMany():
+                for key in op.keys:
+                    if key in self.blobs:
+                        self._store(key, None, undo)
+                return None
+            case ListKeys():
+                return [BlobInfo(b.key, b.etag, b.size, b.updated_at) for b in self._range(op)]
+            case Scan():
+                return [Entry(b.key, b.data) for b in self._range(op)]
+            case _:
+                assert_never(op)
+
+    def _put(self, op: Put, undo: list[tuple[str, Blob | None]] | None) -> BlobInfo | None:
+        current = self.blobs.get(op.key)
+        if op.if_none_match and current is not None:
+            if op.quiet:
+                return None
+            raise PreconditionFailedError(f"{op.key!r} already exists")
+        if op.if_match is not None and (current is None or current.etag != op.if_match):
+            raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+        blob = Blob(
+            op.key,
+            f"m{next(self._etags)}",
+            len(op.data),
+            time.time_ns() // 1_000_000,
+            bytes(op.data),
+        )
+        self._store(op.key, blob, undo)
+        return None if op.quiet else blob.info
 
     def _store(
         self, key: str, blob: Blob | None, undo: list[tuple[str, Blob | None]] | None
@@ -125,7 +144,7 @@ class MemoryMap:
 class MemoryBlobStore(BlobStore):
     """Atomic in-process backend (``memory://``)."""
 
-    atomic: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = TRANSACTIONAL
 
     def __init__(self, data: MemoryMap | None = None) -> None:
         self.data = data or MemoryMap()
@@ -134,10 +153,17 @@ class MemoryBlobStore(BlobStore):
         with self.data.lock:
             undo: list[tuple[str, Blob | None]] = []
             try:
-                return drive_sync(program, lambda op: self.data.apply(op, undo))
+                result = drive_sync(program, lambda op: self.data.apply(op, undo))
             except BaseException:
                 self.data.rollback(undo)
                 raise
+            if undo and self.data.writes.listening:
+                self.data.writes.announce(key for key, _ in undo)
+            return result
+
+    def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
+        """In-process: every unit announces the keys it wrote (no polling)."""
+        return self.data.writes.watch()
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "memory", "atomic": True, "blobs": len(self.data.blobs)}
@@ -148,18 +174,22 @@ class StepwiseMemoryBlobStore(StepwiseBlobStore):
     like object storage, forward-only listings included, so the store's
     object-storage paths are tested without a server."""
 
-    lists_backward = False
-    costly_requests = True
+    capabilities: ClassVar[Capabilities] = OBJECT_STORAGE
 
     def __init__(self, data: MemoryMap | None = None) -> None:
         self.data = data or MemoryMap()
 
-    async def execute(self, op: Op) -> Any:
-        import asyncio
-
+    async def execute(self, op: Op) -> object:
         await asyncio.sleep(0)  # let other units interleave, as on object storage
         with self.data.lock:
-            return self.data.apply(op)
+            result = self.data.apply(op)
+        if self.data.writes.listening:
+            self.data.writes.announce(keys_written(op))
+        return result
+
+    def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
+        """In-process: every write announces its keys (no polling)."""
+        return self.data.writes.watch()
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "memory", "atomic": False, "blobs": len(self.data.blobs)}

@@ -34,11 +34,14 @@ A read unit runs its statements in autocommit mode, without ``BEGIN`` and
 all the store's read programs need, for one round trip per operation.
 
 Speed. Write units run in pipeline mode: ``BEGIN`` travels with the first
-statement, and an unconditional ``Put`` (whose result is known in advance)
-does not wait for its reply, so a unit costs one round trip per read or
-conditional write plus one for ``COMMIT``. Etags are made on the client (a
-random per-store prefix and a counter) and psycopg prepares repeated
-statements by itself.
+statement, and a write whose answer nobody reads (an unconditional ``Put``,
+a quiet create, ``DeleteMany``) does not wait for its reply, so a unit costs
+one round trip per read or conditional write plus one for ``COMMIT``. A
+``GetMany`` is one ``= ANY`` query. Etags are made on the client (a random
+per-store prefix and a counter) and psycopg prepares repeated statements by
+itself. :attr:`PostgresBlobStore.round_trips` counts the waits for the
+server (and ``statements`` the statements sent), as the S3 backend counts its
+requests, so tests and benchmarks can hold the store's programs to a bound.
 """
 
 from __future__ import annotations
@@ -46,24 +49,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from makers_store.blob import (
-    Blob,
-    BlobInfo,
-    BlobStore,
-    Delete,
-    DeleteMany,
-    Entry,
-    Get,
-    ListKeys,
-    Op,
-    Program,
-    Put,
-    Scan,
-)
+from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, Program, drive_async
 from makers_store.errors import (
     BackendError,
     MemoryValidationError,
@@ -73,10 +63,13 @@ from makers_store.errors import (
 )
 
 from . import postgres_migrations as migrations
-from .sql_ranges import range_query
+from .postgres_units import Statements, Unit
+from .postgres_watch import watch_notifications
 
 if TYPE_CHECKING:
     from psycopg_pool import AsyncConnectionPool
+
+    from .postgres_units import Connection
 
 T = TypeVar("T")
 OPTIONS = ("schema", "pool_min", "pool_max", "pool_timeout")
@@ -92,34 +85,8 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class _Sql:
-    """The statements of one store, with its schema name filled in."""
-
-    def __init__(self, schema: str) -> None:
-        t = f"{migrations.quoted(schema)}.blobs"
-        self.table = t
-        self.get = f"SELECT etag, size, updated_at, data FROM {t} WHERE key = %s"
-        self.get_for_update = self.get + " FOR UPDATE"
-        insert = f"INSERT INTO {t} (key, etag, size, updated_at, data) VALUES (%s, %s, %s, %s, %s)"
-        self.upsert = (
-            f"{insert} ON CONFLICT (key) DO UPDATE SET etag = excluded.etag,"
-            " size = excluded.size, updated_at = excluded.updated_at, data = excluded.data"
-        )
-        self.create = f"{insert} ON CONFLICT (key) DO NOTHING RETURNING 1"
-        self.replace = (
-            f"UPDATE {t} SET etag = %s, size = %s, updated_at = %s, data = %s"
-            " WHERE key = %s AND etag = %s RETURNING 1"
-        )
-        self.delete = f"DELETE FROM {t} WHERE key = %s RETURNING 1"
-        self.delete_if = f"DELETE FROM {t} WHERE key = %s AND etag = %s RETURNING 1"
-        self.delete_many = f"DELETE FROM {t} WHERE key = ANY(%s)"
-
-    def range(self, op: ListKeys | Scan) -> tuple[str, list[Any]]:
-        return range_query(op, self.table, "%s")
-
-
 class PostgresBlobStore(BlobStore):
-    atomic: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = TRANSACTIONAL
 
     def __init__(
         self,
@@ -155,12 +122,18 @@ class PostgresBlobStore(BlobStore):
             f"postgresql://{user}{self.server}/{params.get('dbname', '')}?schema={schema}"
         )
         self.schema_version = 0
-        self._sql = _Sql(schema)
-        self._pool: AsyncConnectionPool[Any] | None = None
+        self.sql = Statements(schema)
+        self._pool: AsyncConnectionPool[Connection] | None = None
         self._opening = asyncio.Lock()
         self._closed = False
         self._etag_prefix = os.urandom(6).hex() + "-"
         self._etags = itertools.count(1)
+        #: Waits for the server's answer (round trips), statements sent and
+        #: rows received since the store was opened (opening the pool and
+        #: bringing the schema up to date are not counted).
+        self.round_trips = 0
+        self.statements = 0
+        self.rows_read = 0
 
     # --- errors and connections ------------------------------------------
 
@@ -182,7 +155,7 @@ class PostgresBlobStore(BlobStore):
             return BackendError(f"cannot reach PostgreSQL at {self.server}: {exc}")
         return BackendError(f"PostgreSQL store {self.location}: {exc}")
 
-    async def _ready(self) -> AsyncConnectionPool[Any]:
+    async def _ready(self) -> AsyncConnectionPool[Connection]:
         """The pool, opened on first use after bringing the schema up to date."""
         if self._pool is not None:
             return self._pool
@@ -207,7 +180,7 @@ class PostgresBlobStore(BlobStore):
                     raise BackendError(f"PostgreSQL store {self.location}: {exc}") from exc
                 finally:
                     await conn.close()
-                pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+                pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
                     self.conninfo,
                     min_size=self.pool_min,
                     max_size=self.pool_max,
@@ -222,79 +195,6 @@ class PostgresBlobStore(BlobStore):
 
     # --- units -----------------------------------------------------------
 
-    async def _apply(self, conn: Any, op: Op, write: bool) -> Any:
-        sql = self._sql
-        if type(op) is Get:
-            query = sql.get_for_update if write else sql.get
-            row = await (await conn.execute(query, (op.key,), binary=True)).fetchone()
-            return None if row is None else Blob(op.key, row[0], row[1], row[2], row[3])
-        if type(op) is Put:
-            etag = f"{self._etag_prefix}{next(self._etags):x}"
-            now = time.time_ns() // 1_000_000
-            size = len(op.data)
-            if op.if_match is not None:
-                replace = (etag, size, now, op.data, op.key, op.if_match)
-                if await (await conn.execute(sql.replace, replace)).fetchone() is None:
-                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            elif op.if_none_match:
-                create = (op.key, etag, size, now, op.data)
-                if await (await conn.execute(sql.create, create)).fetchone() is None:
-                    raise PreconditionFailedError(f"{op.key!r} already exists")
-            else:  # the result is known: in a pipeline, do not wait for the reply
-                await conn.execute(sql.upsert, (op.key, etag, size, now, op.data))
-            return BlobInfo(op.key, etag, size, now)
-        if type(op) is Delete:
-            if op.if_match is None:
-                return await (await conn.execute(sql.delete, (op.key,))).fetchone() is not None
-            cursor = await conn.execute(sql.delete_if, (op.key, op.if_match))
-            if await cursor.fetchone() is None:
-                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            return True
-        if type(op) is DeleteMany:  # nothing to answer: no need to wait in a pipeline
-            await conn.execute(sql.delete_many, (list(op.keys),))
-            return None
-        if type(op) is Scan:
-            query, params = sql.range(op)
-            rows = await (await conn.execute(query, params, binary=True)).fetchall()
-            return [Entry(row[0], row[1]) for row in rows]
-        if type(op) is ListKeys:
-            query, params = sql.range(op)
-            rows = await (await conn.execute(query, params)).fetchall()
-            return [BlobInfo(row[0], row[1], row[2], row[3]) for row in rows]
-        raise TypeError(f"unknown blob operation {op!r}")
-
-    async def _drive(self, conn: Any, program: Program[T], write: bool) -> T:
-        """The async counterpart of :func:`makers_store.blob.drive_sync`."""
-        try:
-            op = next(program)
-            while True:
-                try:
-                    result = await self._apply(conn, op, write)
-                except PreconditionFailedError as exc:
-                    op = program.throw(exc)
-                else:
-                    op = program.send(result)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-
-    async def _run_write(self, conn: Any, program: Program[T]) -> T:
-        from psycopg.pq import TransactionStatus
-
-        committed = False
-        try:
-            async with conn.pipeline():
-                await conn.execute("BEGIN")
-                result = await self._drive(conn, program, write=True)
-                await conn.execute("COMMIT")
-            committed = True  # leaving the pipeline received COMMIT's reply
-            return result
-        finally:
-            if not committed and conn.info.transaction_status != TransactionStatus.IDLE:
-                try:
-                    await conn.execute("ROLLBACK")
-                except Exception:  # the error that led here is the one to report
-                    pass
-
     async def run(self, program: Program[T], *, write: bool) -> T:
         import psycopg
 
@@ -304,15 +204,24 @@ class PostgresBlobStore(BlobStore):
             pool = await self._ready()
             conn = await pool.getconn()  # a third of the cost of pool.connection()
             try:
+                unit = Unit(self, conn, write)
                 if write:
-                    return await self._run_write(conn, program)
-                return await self._drive(conn, program, write=False)
+                    return await unit.run_write(program)
+                return await drive_async(program, unit.apply)
             finally:
                 await pool.putconn(conn)
         except psycopg.Error as exc:  # the pool's errors included
             raise self._error(exc) from exc
         finally:
             program.close()
+
+    def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
+        """``LISTEN`` on a connection of the watcher's own: every write unit
+        notifies the keys it wrote at commit (:mod:`.postgres_watch`)."""
+        return watch_notifications(self.conninfo, self.schema)
+
+    def next_etag(self) -> str:
+        return f"{self._etag_prefix}{next(self._etags):x}"
 
     async def close(self) -> None:
         self._closed = True
@@ -336,7 +245,7 @@ class PostgresBlobStore(BlobStore):
                     f"SELECT count(*) FROM {migrations.quoted(self.schema)}._migrations"
                 ).fetchone()[0]
                 count, size = conn.execute(
-                    f"SELECT count(*), coalesce(sum(size), 0) FROM {self._sql.table}"
+                    f"SELECT count(*), coalesce(sum(size), 0) FROM {self.sql.table}"
                 ).fetchone()
         except psycopg.errors.UndefinedTable:
             applied, count, size = 0, 0, 0  # nothing written yet

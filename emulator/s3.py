@@ -8,14 +8,15 @@ HTTP request (a scan is a listing plus one GetObject per key), and the
 programs' write order plus compare-and-swap on etags keep the data
 consistent:
 
-* Get -> GetObject (404 -> None), Put -> PutObject with ``If-None-Match: *``
+* Get -> GetObject (404 -> None), GetMany -> concurrent GetObjects (at most
+  ``SCAN_CONCURRENCY`` in flight), Put -> PutObject with ``If-None-Match: *``
   or ``If-Match: <etag>`` (412, and 409 ConditionalRequestConflict, raise
   PreconditionFailedError; so does 404 on If-Match: the key is gone),
   Delete -> DeleteObject with ``If-Match``, DeleteMany -> DeleteObjects
   (quiet, 1,000 keys per request), ListKeys -> ListObjectsV2 pages
   (``StartAfter``, ``MaxKeys``), Scan -> a listing and concurrent GetObjects.
 * S3 lists ascending only: a reverse listing reads the whole window forward
-  and keeps its last ``limit`` keys (``lists_backward = False`` tells the
+  and keeps its last ``limit`` keys (``capabilities.lists_backward`` False tells the
   store's programs to avoid them on hot paths).
 * Delete reports whether the blob existed with ``If-Match: *`` (S3 answers
   404 when it did not): one request. A server that does not honour the
@@ -53,15 +54,19 @@ import collections
 import contextlib
 import os
 import time
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, assert_never
 
 from makers_store.blob import (
+    OBJECT_STORAGE,
     Blob,
     BlobInfo,
+    Capabilities,
     Delete,
     DeleteMany,
     Entry,
     Get,
+    GetMany,
     ListKeys,
     Op,
     Put,
@@ -85,7 +90,7 @@ if TYPE_CHECKING:
 NONCE_SIZE = 16  # random bytes after each value, so every put gets a new ETag
 PAGE_SIZE = 1000  # the most keys ListObjectsV2 returns per request
 DELETE_OBJECTS_MAX = 1000  # the most keys one DeleteObjects request takes
-SCAN_CONCURRENCY = 16  # GetObjects in flight per scan
+SCAN_CONCURRENCY = 16  # GetObjects in flight per scan or batch read
 
 
 def _epoch_ms(value: Any) -> int:
@@ -95,10 +100,9 @@ def _epoch_ms(value: Any) -> int:
 class S3BlobStore(StepwiseBlobStore):
     """Blob storage in an S3-compatible bucket (``s3://bucket/prefix``)."""
 
-    atomic: ClassVar[bool] = False
-    #: S3 cannot list descending; a reverse listing reads its window forward.
-    lists_backward: ClassVar[bool] = False
-    costly_requests: ClassVar[bool] = True
+    #: S3 cannot list descending (a reverse listing reads its window
+    #: forward), and every request is billed.
+    capabilities: ClassVar[Capabilities] = OBJECT_STORAGE
 
     def __init__(
         self,
@@ -188,27 +192,32 @@ class S3BlobStore(StepwiseBlobStore):
 
     # --- operations ----------------------------------------------------------
 
-    async def execute(self, op: Op) -> Any:
+    async def execute(self, op: Op) -> object:
         client = self._client or await self._connect()
         try:
-            if isinstance(op, Get):
-                return await self._get(client, op.key)
-            if isinstance(op, Put):
-                return await self._put(client, op)
-            if isinstance(op, Delete):
-                return await self._delete(client, op)
-            if isinstance(op, DeleteMany):
-                return await self._delete_many(client, op)
-            if isinstance(op, ListKeys):
-                return await self._list(client, op)
-            if isinstance(op, Scan):
-                return await self._scan(client, op)
+            match op:
+                case Get():
+                    return await self._get(client, op.key)
+                case GetMany():
+                    return await self._get_all(client, op.keys)
+                case Put():
+                    return await self._put(client, op)
+                case Delete():
+                    return await self._delete(client, op)
+                case DeleteMany():
+                    await self._delete_many(client, op)
+                    return None
+                case ListKeys():
+                    return await self._list(client, op)
+                case Scan():
+                    return await self._scan(client, op)
+                case _:
+                    assert_never(op)
         except StoreError:
             raise
         except Exception as exc:
             key = str(getattr(op, "key", None) or getattr(op, "prefix", ""))
             raise self._translate(exc, type(op).__name__, key) from exc
-        raise TypeError(f"unknown blob operation {op!r}")
 
     async def _get(self, client: S3Client, key: str) -> Blob | None:
         try:
@@ -231,7 +240,7 @@ class S3BlobStore(StepwiseBlobStore):
             )
         return raw[:-NONCE_SIZE]
 
-    async def _put(self, client: S3Client, op: Put) -> BlobInfo:
+    async def _put(self, client: S3Client, op: Put) -> BlobInfo | None:
         conditions: dict[str, Any] = {}
         if op.if_none_match:
             conditions["IfNoneMatch"] = "*"
@@ -244,8 +253,12 @@ class S3BlobStore(StepwiseBlobStore):
             )
         except Exception as exc:
             if conditions and precondition_failed(exc, missing_fails=op.if_match is not None):
+                if op.quiet and op.if_none_match:
+                    return None  # it exists: kept, as asked
                 raise PreconditionFailedError(f"{op.key!r} changed (put precondition)") from exc
             raise
+        if op.quiet and op.if_none_match:
+            return None
         return BlobInfo(op.key, response["ETag"], len(op.data), time.time_ns() // 1_000_000)
 
     async def _delete(self, client: S3Client, op: Delete) -> bool:
@@ -332,22 +345,26 @@ class S3BlobStore(StepwiseBlobStore):
 
     async def _scan(self, client: S3Client, op: Scan) -> list[Entry]:
         infos = await self._list(client, op)
+        blobs = await self._get_all(client, [info.key for info in infos])
+        # A key deleted between the listing and its GetObject is left out.
+        return [Entry(blob.key, blob.data) for blob in blobs if blob is not None]
+
+    async def _get_all(self, client: S3Client, keys: Sequence[str]) -> list[Blob | None]:
+        """GetObject of every key, at most ``SCAN_CONCURRENCY`` at a time, in order."""
         gate = asyncio.Semaphore(SCAN_CONCURRENCY)
 
         async def fetch(key: str) -> Blob | None:
             async with gate:
                 return await self._get(client, key)
 
-        tasks = [asyncio.ensure_future(fetch(info.key)) for info in infos]
+        tasks = [asyncio.ensure_future(fetch(key)) for key in keys]
         try:
-            blobs = await asyncio.gather(*tasks)
-        except BaseException:  # leave no GetObject running behind a failed scan
+            return await asyncio.gather(*tasks)
+        except BaseException:  # leave no GetObject running behind a failed read
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
-        # A key deleted between the listing and its GetObject is left out.
-        return [Entry(blob.key, blob.data) for blob in blobs if blob is not None]
 
     def _translate(self, exc: Exception, operation: str, key: str) -> Exception:
         where = self.endpoint_url or f"AWS S3 ({self.region or 'default region'})"

@@ -17,7 +17,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from makers_store.blob import (
     Blob,
@@ -26,6 +26,7 @@ from makers_store.blob import (
     DeleteMany,
     Entry,
     Get,
+    GetMany,
     ListKeys,
     Op,
     Put,
@@ -41,6 +42,9 @@ from .sqlite_units import Partial, Stopped, Unit
 T = TypeVar("T")
 
 _GET = "SELECT etag, size, updated_at, data FROM blobs WHERE key = ?"
+_GET_MANY = "SELECT key, etag, size, updated_at, data FROM blobs WHERE key IN"
+#: Keys per query of a batch read (SQLite allows 32,766 parameters since 3.32).
+GET_MANY_BATCH = 500
 _UPSERT = (
     "INSERT INTO blobs (key, etag, size, updated_at, data) VALUES (?, ?, ?, ?, ?) "
     "ON CONFLICT (key) DO UPDATE SET etag = excluded.etag, size = excluded.size, "
@@ -164,57 +168,82 @@ class BlobTable:
             rollback(conn)
             raise
 
-    def apply(self, conn: sqlite3.Connection, unit: Unit, op: Op) -> Any:
-        """Run ``op`` for ``unit``. Inline, a long listing, batch delete or a
-        large Put stops the unit with a Partial to finish off the loop."""
+    def apply(self, conn: sqlite3.Connection, unit: Unit, op: Op) -> object:
+        """Run ``op`` for ``unit``. Inline, a long listing, batch read or
+        delete, or a large Put stops the unit with a Partial to finish off
+        the loop."""
         if _clock() > unit.deadline:
             unit.at_deadline(op)
-        if type(op) is Get:
-            row = conn.execute(_GET, (op.key,)).fetchone()
-            return None if row is None else Blob(op.key, *row)
-        if type(op) is Put:
-            size = len(op.data)
-            if size > LARGE_PUT and unit.inline:
-                unit.stop(Partial(functools.partial(self.apply, conn, unit, op)))
-            etag = f"{self._etag_prefix}{next(self._etags):x}"
-            now = time.time_ns() // 1_000_000
-            self.pages_written += 1 + (size >> 10)
-            if op.if_match is not None:
-                cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
-                if cursor.rowcount == 0:
-                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            elif op.if_none_match:
-                if conn.execute(_CREATE, (op.key, etag, size, now, op.data)).rowcount == 0:
-                    raise PreconditionFailedError(f"{op.key!r} already exists")
-            else:
-                conn.execute(_UPSERT, (op.key, etag, size, now, op.data))
-            return BlobInfo(op.key, etag, size, now)
-        if type(op) is Delete:
-            self.pages_written += 1
-            if op.if_match is None:
-                return conn.execute(_DELETE, (op.key,)).rowcount > 0
-            if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
-                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
-            return True
         deadline = unit.deadline if unit.inline else None
-        if type(op) is DeleteMany:
-            self.pages_written += len(op.keys)
-            if deadline is None or len(op.keys) <= CHUNK:
-                conn.executemany(_DELETE, [(key,) for key in op.keys])
-                return None
+        result: object
+        match op:
+            case Get():
+                row = conn.execute(_GET, (op.key,)).fetchone()
+                return None if row is None else Blob(op.key, *row)
+            case Put():
+                if len(op.data) > LARGE_PUT and unit.inline:
+                    unit.stop(Partial(functools.partial(self._put, conn, op)))
+                return self._put(conn, op)
+            case Delete():
+                self.pages_written += 1
+                if op.if_match is None:
+                    return conn.execute(_DELETE, (op.key,)).rowcount > 0
+                if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
+                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                return True
+            case GetMany():
+                if len(op.keys) > CHUNK and unit.inline:
+                    unit.stop(Partial(functools.partial(get_many, conn, op.keys)))
+                return get_many(conn, op.keys)
+            case DeleteMany():
+                self.pages_written += len(op.keys)
+                if deadline is None or len(op.keys) <= CHUNK:
+                    conn.executemany(_DELETE, [(key,) for key in op.keys])
+                    return None
 
-            def delete(keys: Sequence[str]) -> None:
-                conn.executemany(_DELETE, [(key,) for key in keys])
+                def delete(keys: Sequence[str]) -> None:
+                    conn.executemany(_DELETE, [(key,) for key in keys])
 
-            result: Any = delete_all(delete, op.keys, deadline)
-        elif type(op) is Scan:
-            sql, params = _range_sql(op)
-            result = fetch(conn.execute(sql, params), Entry, deadline)
-        elif type(op) is ListKeys:
-            sql, params = _range_sql(op)
-            result = fetch(conn.execute(sql, params), BlobInfo, deadline)
-        else:
-            raise TypeError(f"unknown blob operation {op!r}")
+                result = delete_all(delete, op.keys, deadline)
+            case Scan():
+                sql, params = _range_sql(op)
+                result = fetch(conn.execute(sql, params), Entry, deadline)
+            case ListKeys():
+                sql, params = _range_sql(op)
+                result = fetch(conn.execute(sql, params), BlobInfo, deadline)
+            case _:
+                assert_never(op)
         if type(result) is Partial:
             unit.stop(result)
         return result
+
+    def _put(self, conn: sqlite3.Connection, op: Put) -> BlobInfo | None:
+        size = len(op.data)
+        etag = f"{self._etag_prefix}{next(self._etags):x}"
+        now = time.time_ns() // 1_000_000
+        self.pages_written += 1 + (size >> 10)
+        if op.if_match is not None:
+            cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
+            if cursor.rowcount == 0:
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+        elif op.if_none_match:
+            created = conn.execute(_CREATE, (op.key, etag, size, now, op.data)).rowcount
+            if op.quiet:
+                return None
+            if created == 0:
+                raise PreconditionFailedError(f"{op.key!r} already exists")
+        else:
+            conn.execute(_UPSERT, (op.key, etag, size, now, op.data))
+        return BlobInfo(op.key, etag, size, now)
+
+
+def get_many(conn: sqlite3.Connection, keys: Sequence[str]) -> list[Blob | None]:
+    """The blobs of ``keys`` in order, read ``GET_MANY_BATCH`` keys per query."""
+    found: dict[str, Blob] = {}
+    distinct = list(dict.fromkeys(keys))
+    for start in range(0, len(distinct), GET_MANY_BATCH):
+        batch = distinct[start : start + GET_MANY_BATCH]
+        marks = ",".join("?" * len(batch))
+        for row in conn.execute(f"{_GET_MANY} ({marks})", batch):
+            found[row[0]] = Blob(*row)
+    return [found.get(key) for key in keys]

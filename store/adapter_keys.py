@@ -198,9 +198,13 @@ def langgraph_checkpoint_key(thread_id: str, checkpoint_ns: str, checkpoint_id: 
     )
 
 
+def langgraph_writes_base(thread_id: str, checkpoint_ns: str) -> str:
+    """Keys of the pending writes of every checkpoint of one namespace."""
+    return f"{langgraph_prefix(thread_id)}{langgraph_ns_segment(checkpoint_ns)}/w/"
+
+
 def langgraph_writes_prefix(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> str:
-    ns = langgraph_ns_segment(checkpoint_ns)
-    return f"{langgraph_prefix(thread_id)}{ns}/w/{escape(checkpoint_id)}/"
+    return f"{langgraph_writes_base(thread_id, checkpoint_ns)}{escape(checkpoint_id)}/"
 
 
 def langgraph_write_key(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
-from .blob import Op, Program, delete, delete_many, get, put
+from .blob import Capabilities, Op, Program, delete, delete_many, get, put
 from .codec import ConversationRecord, encode_message, pending_append
 from .errors import MemoryQuotaExceededError, PreconditionFailedError
 from .programs import (
@@ -45,7 +45,7 @@ class NewMessage:
     written: list[int] = field(default_factory=list)
 
 
-def append_message(new: NewMessage, costly_requests: bool = False) -> Program[str]:
+def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
     """Append one message.
 
     The message blob is created at ``m/{next_seq}`` with if-none-match, then
@@ -54,8 +54,8 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
     on the winner's behalf (so a stalled or crashed writer never blocks the
     conversation) before trying again; a writer whose meta update lost finds
     its blob either committed by a helper or still pending at ``next_seq``.
-    ``costly_requests``: batch the removal of superseded index entries
-    (see :func:`_commit_append`).
+    ``caps``: the backend's; with ``costly_requests``, batch the removal of
+    superseded index entries (see :func:`_commit_append`).
     """
     cid = new.conversation_id
     record, etag = yield from load_live_meta(cid)
@@ -68,9 +68,7 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
         elif record is not None and seq < record.next_seq:
             return mid  # committed by a helper
         elif record is not None and seq == record.next_seq:
-            yield from _commit_append(
-                cid, record, etag, seq, (new.now, new.tie), new.user_id, costly_requests
-            )
+            yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
             return mid
         else:  # written into a conversation that was deleted meanwhile
             yield from delete(blob.key, if_match=blob.etag)
@@ -87,17 +85,15 @@ def append_message(new: NewMessage, costly_requests: bool = False) -> Program[st
     try:
         yield from _put_pending(new, seq, record.generation)
     except PreconditionFailedError:
-        yield from _help_pending(cid, record, etag, seq, costly_requests)
+        yield from _help_pending(cid, record, etag, seq, caps)
         raise
     new.written.append(seq)
-    yield from _commit_append(
-        cid, record, etag, seq, (new.now, new.tie), new.user_id, costly_requests
-    )
+    yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
     return mid
 
 
 def _help_pending(
-    cid: str, record: ConversationRecord, etag: str | None, seq: int, costly_requests: bool
+    cid: str, record: ConversationRecord, etag: str | None, seq: int, caps: Capabilities
 ) -> Generator[Op, Any, None]:
     """Commit another append's message found uncommitted at ``seq``."""
     pending = yield from get(keys.message_key(cid, seq, record.generation))
@@ -106,9 +102,7 @@ def _help_pending(
         if etag is None:
             record.created_at = record.last_message_at = created_at
         # its writer's tie is not known here: an entry without one
-        yield from _commit_append(
-            cid, record, etag, seq, (created_at, None), user_id, costly_requests
-        )
+        yield from _commit_append(cid, record, etag, seq, (created_at, None), user_id, caps)
 
 
 def _put_pending(new: NewMessage, seq: int, gen: str) -> Generator[Op, Any, None]:
@@ -124,7 +118,7 @@ def _put_pending(new: NewMessage, seq: int, gen: str) -> Generator[Op, Any, None
     yield from put(keys.message_key(new.conversation_id, seq, gen), data, if_none_match=True)
 
 
-def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Program[list[str]]:
+def append_messages(news: list[NewMessage], caps: Capabilities) -> Program[list[str]]:
     """Append several messages to one conversation as one unit of work.
 
     The quota is checked for the whole batch before anything is written. On
@@ -145,7 +139,7 @@ def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Pr
     if any(new.written for new in news):
         ids = []  # a retry: one message at a time, committing what is already written
         for new in news:
-            ids.append((yield from append_message(new, costly_requests)))
+            ids.append((yield from append_message(new, caps)))
         return ids
     # Every blob first, then one meta update for the whole batch.
     if record is None:
@@ -158,12 +152,12 @@ def append_messages(news: list[NewMessage], costly_requests: bool = False) -> Pr
             yield from _put_pending(new, seq, record.generation)
         except PreconditionFailedError:
             if offset == 0:  # another append's uncommitted message: finish it first
-                yield from _help_pending(cid, record, etag, seq, costly_requests)
+                yield from _help_pending(cid, record, etag, seq, caps)
             raise  # the retry commits what this call already wrote, one by one
         new.written.append(seq)
     last, last_seq = news[-1], first + len(news) - 1
     yield from _commit_append(
-        cid, record, etag, last_seq, (last.now, last.tie), last.user_id, costly_requests, len(news)
+        cid, record, etag, last_seq, (last.now, last.tie), last.user_id, caps, len(news)
     )
     return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
 
@@ -175,7 +169,7 @@ def _commit_append(
     seq: int,
     written: keys.Position,
     user_id: str | None,
-    costly_requests: bool,
+    caps: Capabilities,
     count: int = 1,
 ) -> Generator[Op, Any, str]:
     """Advance meta past the message at ``seq`` (and the ``count - 1`` before
@@ -183,7 +177,7 @@ def _commit_append(
 
     ``last_message_at`` never goes back (instances' clocks differ), so an
     entry once superseded never becomes current again. With
-    ``costly_requests`` the superseded entries are not deleted at once:
+    ``caps.costly_requests`` the superseded entries are not deleted at once:
     meta records their time in ``superseded_at`` and every
     ``STALE_INDEX_BATCH``-th move deletes them all in one batch, so a common
     append costs four requests (read meta, write message, write entry, write
@@ -200,11 +194,11 @@ def _commit_append(
         record.user_ids.append(user_id)
     after = index_keys(cid, record)
     superseded = [key for key in before if key not in after]
-    if superseded and costly_requests:
+    if superseded and caps.costly_requests:
         record.superseded_at.append(previous)
         superseded = []
     owed = len(record.superseded_at)  # a store copied from S3 owes some anywhere
-    if owed and (owed >= STALE_INDEX_BATCH or not costly_requests):
+    if owed and (owed >= STALE_INDEX_BATCH or not caps.costly_requests):
         superseded += superseded_index_keys(cid, record)
         record.superseded_at = []
     # New entries first, old ones last: a listing never loses the conversation.

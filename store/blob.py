@@ -1,12 +1,13 @@
 """The Blob-store seam: the one interface every backend implements.
 
 A backend stores opaque bytes under string keys that sort by code point, and
-answers six operations: :class:`Get`, :class:`Put` (with if-match /
-if-none-match), :class:`Delete`, :class:`DeleteMany` (a batch, one request per
-1,000 keys on object storage), :class:`ListKeys` (keys with etag, size and
-time) and :class:`Scan` (keys with values), both over ranges of one prefix,
-in either direction, within an exclusive ``start_after`` / ``end_before``
-window and up to a limit.
+answers seven operations: :class:`Get`, :class:`GetMany` (a batch read: one
+query on SQL, parallel requests on object storage), :class:`Put` (with
+if-match / if-none-match), :class:`Delete`, :class:`DeleteMany` (a batch, one
+request per 1,000 keys on object storage), :class:`ListKeys` (keys with etag,
+size and time) and :class:`Scan` (keys with values), both over ranges of one
+prefix, in either direction, within an exclusive ``start_after`` /
+``end_before`` window and up to a limit.
 
 The store's logic is I/O-free: each public call is a *program*, a generator
 that yields operations and receives their results. A backend runs a whole
@@ -14,13 +15,19 @@ program as one unit of work through :meth:`BlobStore.run`, the single
 abstract method. Backends with transactions (SQLite, PostgreSQL) run it
 atomically; object storage cannot, and steps through it one operation at a
 time (:class:`StepwiseBlobStore`), which is why programs order their writes
-so that a crash between any two steps leaves consistent primary data.
+so that a crash between any two steps leaves consistent primary data. What a
+backend can do that programs adapt to is one value, its
+:class:`Capabilities`, which the store passes to programs as one argument.
+The two loops that run a program, :func:`drive_sync` and :func:`drive_async`,
+are the only ones: every backend runs its units through one of them.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Generator, Iterable
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable
 from typing import Any, ClassVar, NamedTuple, TypeVar, cast
 
 from .errors import PreconditionFailedError
@@ -67,17 +74,34 @@ class Get(NamedTuple):
     key: str
 
 
+class GetMany(NamedTuple):
+    """-> list[Blob | None]: one answer per key, in the order of ``keys``
+    (None where a key is missing; a key given twice is answered twice).
+
+    One request where the backend can (SQL: ``= ANY`` / ``IN``), parallel
+    requests of bounded concurrency on object storage. In a write unit of a
+    transactional backend the blobs read are locked as :class:`Get` locks them.
+    """
+
+    keys: tuple[str, ...]
+
+
 class Put(NamedTuple):
     """-> BlobInfo; raises PreconditionFailedError when a precondition fails.
 
     ``if_match``: the current etag must equal it. ``if_none_match``: the key
     must not exist.
+
+    ``quiet`` (with ``if_none_match``): the caller ignores the answer, so an
+    existing blob is kept without raising and the result is None; a backend
+    that pipelines statements need not wait for the reply.
     """
 
     key: str
     data: bytes
     if_match: str | None = None
     if_none_match: bool = False
+    quiet: bool = False
 
 
 class Delete(NamedTuple):
@@ -126,8 +150,37 @@ class Scan(NamedTuple):
     limit: int | None = None
 
 
-Op = Get | Put | Delete | DeleteMany | ListKeys | Scan
+Op = Get | GetMany | Put | Delete | DeleteMany | ListKeys | Scan
 Program = Generator[Op, Any, T]
+
+
+@dataclasses.dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do, as programs need to know it: one value per
+    backend (:attr:`BlobStore.capabilities`), passed to programs whole.
+
+    Programs are correct with any combination; the capabilities only choose
+    the cheaper path.
+    """
+
+    #: :meth:`BlobStore.run` applies a program all-or-nothing, isolated from
+    #: other writers (one transaction).
+    atomic: bool = False
+    #: False when a ``reverse=True`` listing costs a read of the whole range
+    #: (object storage lists keys ascending only); programs then read
+    #: newest-first pages through forward listings of computed windows.
+    lists_backward: bool = True
+    #: Every operation is a billed network request (object storage): programs
+    #: then defer removing derived data they no longer need and remove it in
+    #: batches (see ``programs.STALE_INDEX_BATCH``), and list more keys per
+    #: request.
+    costly_requests: bool = False
+
+
+#: Object storage and the stepwise memory backend that behaves like it.
+OBJECT_STORAGE = Capabilities(atomic=False, lists_backward=False, costly_requests=True)
+#: A backend that runs each unit as one transaction (memory, SQLite, PostgreSQL).
+TRANSACTIONAL = Capabilities(atomic=True)
 
 
 def prefix_end(prefix: str) -> str | None:
@@ -152,10 +205,25 @@ def get(key: str) -> Generator[Op, Any, Blob | None]:
     return cast("Blob | None", (yield Get(key)))
 
 
+def get_many(keys: Iterable[str]) -> Generator[Op, Any, list[Blob | None]]:
+    """The blobs of ``keys`` in one batch read, in order (None: missing); no
+    operation at all when there are none."""
+    batch = tuple(keys)
+    if not batch:
+        return []
+    return cast("list[Blob | None]", (yield GetMany(batch)))
+
+
 def put(
     key: str, data: bytes, *, if_match: str | None = None, if_none_match: bool = False
 ) -> Generator[Op, Any, BlobInfo]:
     return cast(BlobInfo, (yield Put(key, data, if_match, if_none_match)))
+
+
+def put_if_absent(key: str, data: bytes) -> Generator[Op, Any, None]:
+    """Create ``key`` unless it exists (then keep it, without an error or an
+    answer to wait for)."""
+    yield Put(key, data, None, True, True)
 
 
 def delete(
@@ -209,6 +277,16 @@ def segments_under(prefix: str) -> Generator[Op, Any, list[str]]:
         cursor = f"{prefix}{segment}/\U0010ffff"
 
 
+def keys_written(op: Op) -> tuple[str, ...]:
+    """The keys a write operation changes (none for a read): what a backend
+    announces to :meth:`BlobStore.watch_writes`."""
+    if isinstance(op, Put | Delete):
+        return (op.key,)
+    if isinstance(op, DeleteMany):
+        return op.keys
+    return ()
+
+
 def single(op: Op) -> Program[Any]:
     return (yield op)
 
@@ -219,17 +297,9 @@ def single(op: Op) -> Program[Any]:
 class BlobStore(abc.ABC):
     """A Blob-store backend. Implement :meth:`run`; the rest is convenience."""
 
-    #: True when :meth:`run` applies a program all-or-nothing, isolated from
-    #: other writers (one transaction). Programs are correct either way.
-    atomic: ClassVar[bool] = False
-    #: False when a ``reverse=True`` listing costs a read of the whole range
-    #: (object storage lists keys ascending only); programs then read
-    #: newest-first pages through forward listings of computed windows.
-    lists_backward: ClassVar[bool] = True
-    #: True when every operation is a billed network request (object
-    #: storage): programs then defer removing derived data they no longer
-    #: need and remove it in batches (see ``programs.STALE_INDEX_BATCH``).
-    costly_requests: ClassVar[bool] = False
+    #: What this backend can do (see :class:`Capabilities`); programs are
+    #: correct either way.
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     @abc.abstractmethod
     async def run(self, program: Program[T], *, write: bool) -> T:
@@ -246,6 +316,22 @@ class BlobStore(abc.ABC):
     def describe(self) -> dict[str, Any]:
         """Facts for ``makers-store info``: kind, location, size, schema version."""
         return {"kind": type(self).__name__}
+
+    async def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
+        """Tell when blobs are written, by anyone (the feed of
+        :meth:`makers_store.ContextStore.watch`).
+
+        The first item is an empty set, once every later write will be seen.
+        Then each item is the keys written since the last (a backend that
+        knows them: memory, PostgreSQL) or None: something may have changed,
+        compare what you read (a backend that cannot tell). This default,
+        for backends with no change feed (object storage), yields None every
+        ``poll_interval`` seconds. Close the iterator (``aclose()``) to stop.
+        """
+        yield frozenset()
+        while True:
+            await asyncio.sleep(poll_interval)
+            yield None
 
     # Single-operation conveniences (each is its own unit of work).
 
@@ -284,36 +370,50 @@ class StepwiseBlobStore(BlobStore):
     awaits one operation at a time, so other writers may interleave and a
     crash may stop a program between any two steps."""
 
-    atomic: ClassVar[bool] = False
+    capabilities: ClassVar[Capabilities] = OBJECT_STORAGE
 
     @abc.abstractmethod
     async def execute(self, op: Op) -> Any:
         """Apply one operation and return its result."""
 
     async def run(self, program: Program[T], *, write: bool) -> T:
-        try:
-            op = next(program)
-            while True:
-                try:
-                    result = await self.execute(op)
-                except PreconditionFailedError as exc:
-                    op = program.throw(exc)
-                else:
-                    op = program.send(result)
-        except StopIteration as stop:
-            return cast(T, stop.value)
-        finally:
-            program.close()
+        return await drive_async(program, self.execute)
 
 
-def drive_sync(program: Program[T], execute: Any) -> T:
+#: Applies one operation and returns its result (synchronously / awaitably).
+SyncExecutor = Callable[[Op], object]
+AsyncExecutor = Callable[[Op], Awaitable[object]]
+
+
+def drive_sync(program: Program[T], execute: SyncExecutor) -> T:
     """Run ``program`` with a synchronous ``execute(op)``: the loop shared by
-    the transactional backends, which call it inside their transaction."""
+    the transactional backends, which call it inside their transaction. A
+    :class:`PreconditionFailedError` is thrown into the program; the program
+    is closed at the end, however it ends."""
     try:
         op = next(program)
         while True:
             try:
                 result = execute(op)
+            except PreconditionFailedError as exc:
+                op = program.throw(exc)
+            else:
+                op = program.send(result)
+    except StopIteration as stop:
+        return cast(T, stop.value)
+    finally:
+        program.close()
+
+
+async def drive_async(program: Program[T], execute: AsyncExecutor) -> T:
+    """:func:`drive_sync` for an awaitable ``execute(op)``: the loop of the
+    backends that wait for the network (object storage step by step,
+    PostgreSQL inside its transaction)."""
+    try:
+        op = next(program)
+        while True:
+            try:
+                result = await execute(op)
             except PreconditionFailedError as exc:
                 op = program.throw(exc)
             else:

@@ -24,7 +24,8 @@ import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from .blob import BlobStore, Op, Program, delete_many, get, put, scan
+from .blob import BlobStore, Op, Program, delete_many, get, put, put_if_absent, scan
+from .blob import get_many as read_many  # the rule below bears its name
 from .errors import PreconditionFailedError
 
 OpenBackend = Callable[[], Awaitable[BlobStore]]
@@ -70,6 +71,34 @@ async def get_put_head_delete(blobs: BlobStore) -> None:
 
 
 @check
+async def get_many(blobs: BlobStore) -> None:
+    """get_many: one answer per key in the order asked, None where missing,
+    repeated keys answered twice, more keys than one SQL batch, values intact."""
+    keys = [f"g/{n:04}" for n in range(1_200)]
+    await asyncio.gather(*(blobs.put(key, key.encode()) for key in keys[::2]))
+
+    def read(wanted: list[str]) -> Program[list[tuple[str, bytes] | None]]:
+        found = yield from read_many(wanted)
+        return [None if blob is None else (blob.key, blob.data) for blob in found]
+
+    wanted = [*reversed(keys), "g/0000", "missing"]
+    expected = [(k, k.encode()) if int(k[2:]) % 2 == 0 else None for k in reversed(keys)]
+    got = await blobs.run(read(wanted), write=False)
+    assert got == [*expected, ("g/0000", b"g/0000"), None], "answers follow the keys asked"
+    assert await blobs.run(read([]), write=False) == [], "no keys, no answers"
+    info = await blobs.put("g/new", b"fresh")
+
+    def read_then_write() -> Program[str]:
+        (blob,) = yield from read_many(["g/new"])
+        assert blob is not None
+        yield from put("g/new", blob.data + b"!", if_match=blob.etag)
+        return blob.etag
+
+    etag = await blobs.run(read_then_write(), write=True)
+    assert etag == info.etag, "get_many in a write unit reports the etag put returned"
+
+
+@check
 async def batch_delete(blobs: BlobStore) -> None:
     """delete_many removes exactly its keys (more than one S3 request holds), missing or not."""
     # More than one S3 DeleteObjects request takes, missing keys among them.
@@ -110,6 +139,14 @@ async def preconditions(blobs: BlobStore) -> None:
     )
     assert await blobs.get("k") is not None, "a failed conditional delete changes nothing"
     assert await blobs.delete("k", if_match=second.etag) is True, "delete with the current etag"
+
+    def create_quietly(key: str, data: bytes) -> Program[None]:
+        yield from put_if_absent(key, data)
+
+    await blobs.run(create_quietly("q", b"first"), write=True)
+    await blobs.run(create_quietly("q", b"second"), write=True)
+    kept = await blobs.get("q")
+    assert kept is not None and kept.data == b"first", "a quiet create keeps an existing blob"
 
 
 @check
@@ -157,6 +194,7 @@ async def scanning(blobs: BlobStore) -> None:
 @check
 async def programs_run_as_units(blobs: BlobStore) -> None:
     """run: a program's result and writes, failures thrown into it, rollback if atomic."""
+
     def copy(src: str, dst: str) -> Program[int]:
         blob = yield from get(src)
         assert blob is not None
@@ -190,14 +228,14 @@ async def programs_run_as_units(blobs: BlobStore) -> None:
         pass
     else:
         raise AssertionError("an exception inside a program propagates out of run")
-    if blobs.atomic:
+    if blobs.capabilities.atomic:
         assert await blobs.get("partial") is None, "an atomic backend rolls back a failed unit"
 
 
 @check
 async def atomic_units_are_isolated(blobs: BlobStore) -> None:
     """An atomic backend's concurrent read-modify-write units lose no update."""
-    if not blobs.atomic:
+    if not blobs.capabilities.atomic:
         return
     await blobs.put("counter", b"0")
 

@@ -6,7 +6,10 @@ with its conversation's meta (:func:`~makers_store.programs.entry_is_current`):
 appends write the new entry before meta and remove the old one after it, and
 on object storage they leave superseded entries for a later batch delete, so
 a listing reads past entries that are not current. Each listing reads a
-conversation's meta at most once; superseded entries always sort behind the
+conversation's meta at most once, and the metas of a page of entries in one
+batch read (:func:`~makers_store.blob.get_many`): a first page costs a listing
+and a batch read (two round trips on PostgreSQL), a page after a cursor two
+more for the probe beyond it. Superseded entries always sort behind the
 current one in a ``desc`` page, so there they cost no extra read.
 """
 
@@ -16,10 +19,10 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys
-from .blob import Op, Program, list_keys
+from .blob import Capabilities, Op, Program, get_many, list_keys
 from .codec import ConversationRecord
 from .models import ListConversationsResult
-from .programs import STALE_INDEX_BATCH, entry_is_current, visible_meta_at
+from .programs import STALE_INDEX_BATCH, entry_is_current, visible_record
 
 #: The most keys one listing request returns on object storage.
 MAX_PAGE = 1000
@@ -33,8 +36,7 @@ def list_conversations(
     after: str | None,
     before: str | None,
     uid: str | None,
-    lists_backward: bool = True,
-    costly_requests: bool = False,
+    caps: Capabilities,
 ) -> Program[ListConversationsResult]:
     prefix = keys.index_prefix(uid)
     cursor = after if after is not None else before
@@ -44,7 +46,7 @@ def list_conversations(
     metas: Metas = {}
     # Where each request costs, list enough keys in one to read past the
     # superseded entries a page may hold.
-    spread = STALE_INDEX_BATCH if costly_requests else 1
+    spread = STALE_INDEX_BATCH if caps.costly_requests else 1
     found = yield from _current_entries(
         prefix,
         uid,
@@ -70,7 +72,7 @@ def list_conversations(
             start_after=edge if reverse else None,
             end_before=None if reverse else edge,
             # Any current entry will do: list forward where backward is costly.
-            reverse=not reverse and lists_backward,
+            reverse=not reverse and caps.lists_backward,
             want=1,
             page=spread,
         )
@@ -101,16 +103,17 @@ def _current_entries(
     """Up to ``want`` index entries that agree with their conversation's meta,
     listing ``page`` keys at a time; ``metas`` caches the metas read."""
     found: list[tuple[str, ConversationRecord]] = []
+    user_segment = None if uid is None else keys.id_segment(uid)
     while len(found) < want:
         batch = yield from list_keys(
             prefix, start_after=start_after, end_before=end_before, reverse=reverse, limit=page
         )
-        for info in batch:
-            _, segment = keys.parse_index_key(prefix, info.key)
-            if segment not in metas:
-                metas[segment] = yield from visible_meta_at(keys.meta_key_of_segment(segment))
+        segments = [keys.parse_index_key(prefix, info.key)[1] for info in batch]
+        unread = list(dict.fromkeys(s for s in segments if s not in metas))
+        blobs = yield from get_many(keys.meta_key_of_segment(s) for s in unread)
+        metas.update(zip(unread, map(visible_record, blobs), strict=True))
+        for info, segment in zip(batch, segments, strict=True):
             record = metas[segment]
-            user_segment = None if uid is None else keys.id_segment(uid)
             if record is not None and entry_is_current(info.key, prefix, user_segment, record):
                 found.append((info.key, record))
                 if len(found) == want:

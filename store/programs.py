@@ -28,7 +28,20 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys, names, validate
-from .blob import BlobInfo, Entry, Op, Program, delete, delete_many, get, list_keys, put, scan
+from .blob import (
+    Blob,
+    BlobInfo,
+    Capabilities,
+    Entry,
+    Op,
+    Program,
+    delete,
+    delete_many,
+    get,
+    list_keys,
+    put,
+    scan,
+)
 from .codec import (
     ConversationRecord,
     decode_message,
@@ -86,12 +99,15 @@ def save_meta(cid: str, record: ConversationRecord, etag: str | None) -> Generat
 
 def visible_meta(cid: str) -> Generator[Op, Any, ConversationRecord | None]:
     """Meta for a reader: None when missing or being deleted."""
-    return (yield from visible_meta_at(keys.meta_key(cid)))
+    return visible_record((yield from get(keys.meta_key(cid))))
 
 
-def visible_meta_at(meta_key: str) -> Generator[Op, Any, ConversationRecord | None]:
-    record, _ = yield from load_meta_at(meta_key)
-    return None if record is None or record.deleting else record
+def visible_record(blob: Blob | None) -> ConversationRecord | None:
+    """The meta a meta blob holds for a reader: None when missing or being deleted."""
+    if blob is None:
+        return None
+    record = ConversationRecord.decode(blob.data)
+    return None if record.deleting else record
 
 
 # --- index entries ---------------------------------------------------------
@@ -173,7 +189,7 @@ def get_messages(
     order: str,
     after: int | None,
     before: int | None,
-    lists_backward: bool = True,
+    caps: Capabilities,
 ) -> Program[list[Message]]:
     record = yield from visible_meta(cid)
     if record is None:
@@ -182,7 +198,7 @@ def get_messages(
     if low >= high:
         return []
     reverse = (order == "desc") != (before is not None)
-    if reverse and not lists_backward:
+    if reverse and not caps.lists_backward:
         blobs = yield from _last_messages(cid, record, low, high, limit)
     else:
         gen = record.generation

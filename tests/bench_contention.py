@@ -60,9 +60,7 @@ class AttemptCounter(BlobStore):
     def __init__(self, inner: BlobStore) -> None:
         self.inner = inner
         # Instance values shadow the class defaults: the store's programs read these.
-        self.atomic = inner.atomic  # type: ignore[misc]
-        self.lists_backward = inner.lists_backward  # type: ignore[misc]
-        self.costly_requests = inner.costly_requests  # type: ignore[misc]
+        self.capabilities = inner.capabilities  # type: ignore[misc]
 
     async def run(self, program: Program[T], *, write: bool) -> T:
         counter = _runs.get()

@@ -16,7 +16,7 @@ import pytest
 
 from makers_store import ContextStore
 from makers_store.admin import check_indexes, rebuild_indexes
-from makers_store.blob import Op
+from makers_store.blob import GetMany, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.codec import ConversationRecord
 from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
@@ -32,9 +32,12 @@ class CountingBlobStore(StepwiseMemoryBlobStore):
     def __init__(self, data: MemoryMap | None = None) -> None:
         super().__init__(data)
         self.ops: list[str] = []
+        self.batch_reads: list[int] = []  # keys per GetMany
 
     async def execute(self, op: Op) -> Any:
         self.ops.append(type(op).__name__)
+        if isinstance(op, GetMany):
+            self.batch_reads.append(len(op.keys))
         return await super().execute(op)
 
 
@@ -109,7 +112,8 @@ async def test_a_desc_listing_reads_each_meta_once() -> None:
     blobs.ops.clear()
     page = await store.list_conversations(limit=3)
     assert [item.conversation_id for item in page.items] == ["c", "b", "a"]
-    assert blobs.ops == ["ListKeys", "Get", "Get", "Get"]
+    assert blobs.ops == ["ListKeys", "GetMany"]  # the metas of a page in one batch read
+    assert blobs.batch_reads == [3]  # each once: not again for its superseded entries
 
 
 async def test_deleting_a_conversation_removes_its_owed_entries() -> None:
@@ -162,7 +166,7 @@ async def test_only_backends_with_costly_requests_defer(blobs_cls: type) -> None
     for _ in range(3):
         await append(store)
     entries = [key for key in blobs.data.sorted_keys if key.startswith("i/")]
-    assert len(entries) == (3 if blobs_cls.costly_requests else 1)
+    assert len(entries) == (3 if blobs_cls.capabilities.costly_requests else 1)
 
 
 async def test_a_transactional_backend_pays_what_a_copied_meta_owes() -> None:

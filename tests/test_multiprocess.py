@@ -149,7 +149,7 @@ async def test_writer_killed_mid_stream_leaves_a_consistent_store(
         meta = await store.get_conversation(conversation_id="c")
         # Without transactions, the killed writer's last message may have been
         # written but not committed; the next writer commits it on its behalf.
-        late = [] if store.blobs.atomic else [{"n": len(numbers)}]
+        late = [] if store.blobs.capabilities.atomic else [{"n": len(numbers)}]
         after = [m.content for m in await all_messages(store, "c")][len(numbers) :]
         assert after in ([{"n": -1}] * 10, late + [{"n": -1}] * 10)
         assert meta is not None and meta.message_count == len(numbers) + len(after)

@@ -222,7 +222,7 @@ async def test_reverse_listing_is_the_forward_window_backwards(
     limit: int | None,
 ) -> None:
     monkeypatch.setattr(s3, "PAGE_SIZE", 2)
-    assert S3BlobStore.lists_backward is False
+    assert S3BlobStore.capabilities.lists_backward is False
     for n in range(7):
         await blobs.put(f"p/{n}", b"x")
     await blobs.put("q", b"outside the prefix")

@@ -18,12 +18,24 @@ writes and marker, so a crash never shows a checkpoint whose writes are gone.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple
 
 from makers_store import adapter_keys, keys, names
-from makers_store.blob import Entry, Op, Program, delete, get, list_keys, put, scan, segments_under
-from makers_store.errors import MemoryCorruptError, PreconditionFailedError
+from makers_store.blob import (
+    Entry,
+    Op,
+    Program,
+    delete,
+    get,
+    list_keys,
+    prefix_end,
+    put,
+    put_if_absent,
+    scan,
+    segments_under,
+)
+from makers_store.errors import MemoryCorruptError
 from makers_store.programs import delete_range
 
 PAGE = 500
@@ -67,15 +79,37 @@ class WriteRecord(NamedTuple):
 
 
 def _with_writes(
-    thread_id: str, checkpoint_ns: str, entries: Iterable[Entry]
+    thread_id: str, checkpoint_ns: str, entries: Sequence[Entry]
 ) -> Generator[Op, Any, list[StoredCheckpoint]]:
-    found = []
-    for entry in entries:
-        checkpoint_id = adapter_keys.restore_checkpoint_id(entry.key.rsplit("/", 1)[1])
-        prefix = adapter_keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
-        writes = yield from scan(prefix)
-        found.append(StoredCheckpoint(checkpoint_ns, entry.data, [w.data for w in writes]))
-    return found
+    """The checkpoints with their writes, read in one scan whatever their
+    number: the writes of a run of consecutive checkpoints are one key range
+    (orphaned writes of deleted checkpoints inside it are read and dropped)."""
+    if not entries:
+        return []
+    base = adapter_keys.langgraph_writes_base(thread_id, checkpoint_ns)
+    prefixes = [
+        adapter_keys.langgraph_writes_prefix(
+            thread_id,
+            checkpoint_ns,
+            adapter_keys.restore_checkpoint_id(entry.key.rsplit("/", 1)[1]),
+        )
+        for entry in entries
+    ]
+    writes: dict[str, list[bytes]] = {prefix: [] for prefix in prefixes}
+    if len(prefixes) == 1:
+        found = yield from scan(prefixes[0])
+    else:  # every key under the lowest prefix sorts after it without its "/"
+        found = yield from scan(
+            base, start_after=min(prefixes)[:-1], end_before=prefix_end(max(prefixes))
+        )
+    for write in found:
+        owner = writes.get(write.key[: write.key.index("/", len(base)) + 1])
+        if owner is not None:
+            owner.append(write.data)
+    return [
+        StoredCheckpoint(checkpoint_ns, entry.data, writes[prefix])
+        for entry, prefix in zip(entries, prefixes, strict=True)
+    ]
 
 
 def load_checkpoint(
@@ -138,12 +172,11 @@ def put_checkpoint(
 
 
 def put_writes(records: Sequence[WriteRecord]) -> Program[None]:
+    """Store the writes without waiting for any answer (nothing reads one):
+    one round trip for the whole unit on PostgreSQL."""
     for record in records:
-        if record.keep_first:
-            try:
-                yield from put(record.key, record.data, if_none_match=True)
-            except PreconditionFailedError:
-                pass  # stored by an earlier attempt of the same task
+        if record.keep_first:  # one stored by an earlier attempt of the same task stays
+            yield from put_if_absent(record.key, record.data)
         else:
             yield from put(record.key, record.data)
 

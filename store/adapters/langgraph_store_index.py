@@ -44,7 +44,7 @@ from collections.abc import Generator
 from typing import Any
 
 from .. import adapter_keys, keys
-from ..blob import Op, delete_many, get, list_keys, put, scan
+from ..blob import Capabilities, Op, delete_many, get, list_keys, put, scan
 from ..errors import MemoryCorruptError
 from .langgraph_store_records import Record, decode_record, encode_record, expired
 
@@ -146,13 +146,13 @@ def before_put(
 
 
 def remove_item(
-    namespace: tuple[str, ...], item_key: str, old: Record | None, atomic: bool
+    namespace: tuple[str, ...], item_key: str, old: Record | None, caps: Capabilities
 ) -> Generator[Op, Any, None]:
     """Delete an item and its copy (the item first: it is the commit point
     where a unit may stop halfway); on an atomic backend, also the
     namespace's directory entry if that emptied it."""
     copy = [] if old is None else [recency_key(item_key, old.updated)]
-    if atomic:
+    if caps.atomic:
         yield from delete_many([item_key, *copy])
         yield from forget_if_empty(namespace)
     else:
@@ -241,7 +241,7 @@ def build_page(start_after: str | None) -> Generator[Op, Any, str | None]:
     return page[-1].key if len(page) == PAGE else None
 
 
-def prune_page(start_after: str | None, atomic: bool) -> Generator[Op, Any, str | None]:
+def prune_page(start_after: str | None, caps: Capabilities) -> Generator[Op, Any, str | None]:
     """Mend the next page of recency copies: remove the ones no item backs
     (an older record's, a deleted item's: what a crash, a blob-level copy or
     an import left) and rewrite the ones that differ from their item; the
@@ -259,7 +259,7 @@ def prune_page(start_after: str | None, atomic: bool) -> Generator[Op, Any, str 
             yield from delete_many([entry.key])
         elif entry.data != copy_of(record):
             yield from put(entry.key, copy_of(record))
-    if atomic and start_after is None:
+    if caps.atomic and start_after is None:
         for namespace in (yield from namespaces_under(())):
             yield from forget_if_empty(namespace)
     return page[-1].key if len(page) == PAGE else None

@@ -29,7 +29,7 @@ from langgraph.store.base import (
 )
 
 from .. import adapter_keys
-from ..blob import Entry, delete, delete_many, get, put, scan
+from ..blob import TRANSACTIONAL, Capabilities, Entry, delete, delete_many, get, put, scan
 from ..blob import Op as BlobOp
 from ..errors import MemoryCorruptError, PreconditionFailedError
 from . import langgraph_store_index as index
@@ -75,8 +75,9 @@ class BatchPlan:
     #: query text -> its embedding (only when the store has an embedder)
     query_vectors: dict[str, list[float]] = field(default_factory=dict)
     term_ranking: bool = True
-    #: the backend runs a unit as one transaction (see langgraph_store_index)
-    atomic: bool = True
+    #: the backend's (atomic: it runs a unit as one transaction, see
+    #: langgraph_store_index)
+    caps: Capabilities = TRANSACTIONAL
     #: the writes also record that the index is complete (a new store)
     mark_complete: bool = False
 
@@ -232,7 +233,7 @@ def _newest_in(
             page = yield from scan(prefix, limit=step)
         for entry in page:
             item_key, updated = index.parse_recency_key(entry.key)
-            if plan.atomic:
+            if plan.caps.atomic:
                 record = decode_record(item_key, entry.data)
             else:  # the copy may be stale: the item decides
                 blob = yield from get(item_key)
@@ -280,7 +281,7 @@ def _list_namespaces(
         shown = namespace if op.max_depth is None else namespace[: op.max_depth]
         if shown in live:
             continue
-        if (ttl_flag or not plan.atomic) and not (
+        if (ttl_flag or not plan.caps.atomic) and not (
             yield from index.has_live_item(namespace, plan.now)
         ):
             continue
@@ -295,7 +296,7 @@ def _put(write: PutPlan, plan: BatchPlan) -> Generator[BlobOp, Any, None]:
     old = None if existing is None else _readable(blob_key, existing.data, write.value_json)
     if write.value_json is None:
         if existing is not None:
-            yield from index.remove_item(write.namespace, blob_key, old, plan.atomic)
+            yield from index.remove_item(write.namespace, blob_key, old, plan.caps)
         return
     created = old.created if old is not None and not expired(old, now) else now
     expires = None if write.ttl is None else now + round(write.ttl * 60_000)
@@ -308,7 +309,7 @@ def _put(write: PutPlan, plan: BatchPlan) -> Generator[BlobOp, Any, None]:
     yield from put(
         blob_key,
         data,
-        if_match=None if existing is None or plan.atomic else existing.etag,
+        if_match=None if existing is None or plan.caps.atomic else existing.etag,
         if_none_match=existing is None,
     )
     if old is not None and old.updated != now:
@@ -325,7 +326,7 @@ def _readable(blob_key: str, data: bytes, value_json: str | None) -> Record | No
         raise
 
 
-def refresh(blob_keys: list[str], now: int, atomic: bool) -> Generator[BlobOp, Any, None]:
+def refresh(blob_keys: list[str], now: int, caps: Capabilities) -> Generator[BlobOp, Any, None]:
     """Extend the TTL of items a read returned (and of their copies), unless
     they expired or went away meanwhile (a writer that replaced one set its
     own expiry)."""
@@ -345,12 +346,12 @@ def refresh(blob_keys: list[str], now: int, atomic: bool) -> Generator[BlobOp, A
             record.value_text.decode(),
             record.vectors_text.decode(),
         )
-        yield from put(blob_key, data, if_match=None if atomic else blob.etag)
+        yield from put(blob_key, data, if_match=None if caps.atomic else blob.etag)
         yield from put(index.recency_key(blob_key, record.updated), index.copy_of(record))
 
 
 def sweep_page(
-    start_after: str | None, now: int, atomic: bool, limit: int = 500
+    start_after: str | None, now: int, caps: Capabilities, limit: int = 500
 ) -> Generator[BlobOp, Any, tuple[int, str | None]]:
     """Delete the expired items among the next ``limit`` keys, with their
     copies (and the directory entries of namespaces that emptied); returns
@@ -368,7 +369,7 @@ def sweep_page(
         if not expired(record, now):
             continue
         copy = index.recency_key(entry.key, record.updated)
-        if atomic:
+        if caps.atomic:
             yield from delete_many([entry.key, copy])
             touched[adapter_keys.parse_langgraph_item_key(entry.key)[0]] = None
             deleted += 1

@@ -1,0 +1,183 @@
+"""A PostgreSQL unit of work: blob operations as statements on one connection.
+
+A read unit runs each statement in autocommit, one round trip each. A write
+unit runs in pipeline mode inside ``BEGIN`` / ``COMMIT``: statements whose
+answer the program reads wait for it (one round trip, which also carries
+everything sent before), the others travel with the next wait. The waits
+are counted on the store (``round_trips``) so that a test can hold a program
+to a bound.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, assert_never
+
+from makers_store.blob import (
+    Blob,
+    BlobInfo,
+    Delete,
+    DeleteMany,
+    Entry,
+    Get,
+    GetMany,
+    ListKeys,
+    Op,
+    Program,
+    Put,
+    Scan,
+    drive_async,
+    keys_written,
+)
+from makers_store.errors import PreconditionFailedError
+
+from . import postgres_migrations as migrations
+from .postgres_watch import CHANNEL, NOTIFY, payload
+from .sql_ranges import range_query
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg.rows import TupleRow
+
+    from .postgres import PostgresBlobStore
+
+    Connection = AsyncConnection[TupleRow]
+
+T = TypeVar("T")
+
+
+class Statements:
+    """The statements of one store, with its schema name filled in."""
+
+    def __init__(self, schema: str) -> None:
+        t = f"{migrations.quoted(schema)}.blobs"
+        self.table = t
+        self.get = f"SELECT etag, size, updated_at, data FROM {t} WHERE key = %s"
+        self.get_for_update = self.get + " FOR UPDATE"
+        insert = f"INSERT INTO {t} (key, etag, size, updated_at, data) VALUES (%s, %s, %s, %s, %s)"
+        self.upsert = (
+            f"{insert} ON CONFLICT (key) DO UPDATE SET etag = excluded.etag,"
+            " size = excluded.size, updated_at = excluded.updated_at, data = excluded.data"
+        )
+        self.create = f"{insert} ON CONFLICT (key) DO NOTHING RETURNING 1"
+        self.create_quietly = f"{insert} ON CONFLICT (key) DO NOTHING"
+        self.get_many = f"SELECT key, etag, size, updated_at, data FROM {t} WHERE key = ANY(%s)"
+        # one lock order for every writer: two batch reads cannot deadlock
+        self.get_many_for_update = self.get_many + " ORDER BY key FOR UPDATE"
+        self.replace = (
+            f"UPDATE {t} SET etag = %s, size = %s, updated_at = %s, data = %s"
+            " WHERE key = %s AND etag = %s RETURNING 1"
+        )
+        self.delete = f"DELETE FROM {t} WHERE key = %s RETURNING 1"
+        self.delete_if = f"DELETE FROM {t} WHERE key = %s AND etag = %s RETURNING 1"
+        self.delete_many = f"DELETE FROM {t} WHERE key = ANY(%s)"
+
+    def range(self, op: ListKeys | Scan) -> tuple[str, list[Any]]:
+        return range_query(op, self.table, "%s")
+
+
+class Unit:
+    """One unit of work on one connection: its operations as statements,
+    with the round trips they cost counted on the store."""
+
+    def __init__(self, store: PostgresBlobStore, conn: Connection, write: bool) -> None:
+        self.store = store
+        self.sql = store.sql
+        self.conn = conn
+        self.write = write  # a write unit runs in a pipeline, in one transaction
+
+    async def query(self, query: str, params: Sequence[object], binary: bool = False) -> list[Any]:
+        """Run ``query`` and wait for its rows: one round trip."""
+        self.store.statements += 1
+        self.store.round_trips += 1
+        cursor = await self.conn.execute(query, params, binary=binary)
+        rows = await cursor.fetchall()
+        self.store.rows_read += len(rows)
+        return rows
+
+    async def send(self, query: str, params: Sequence[object] = ()) -> None:
+        """Run ``query`` whose answer nobody reads: in a write unit's pipeline
+        it travels with the next wait; a read unit waits for it."""
+        self.store.statements += 1
+        if not self.write:
+            self.store.round_trips += 1
+        await self.conn.execute(query, params)
+
+    async def run_write(self, program: Program[T]) -> T:
+        from psycopg.pq import TransactionStatus
+
+        committed = False
+        try:
+            written: list[str] = []
+
+            async def apply(op: Op) -> object:
+                written.extend(keys_written(op))
+                return await self.apply(op)
+
+            async with self.conn.pipeline():
+                await self.send("BEGIN")
+                result = await drive_async(program, apply)
+                if written:  # delivered at commit to ContextStore.watch (postgres_watch)
+                    await self.send(NOTIFY, (CHANNEL, payload(self.store.schema, written)))
+                await self.send("COMMIT")
+                self.store.round_trips += 1  # leaving the pipeline waits for every reply
+            committed = True
+            return result
+        finally:
+            if not committed and self.conn.info.transaction_status != TransactionStatus.IDLE:
+                try:
+                    await self.conn.execute("ROLLBACK")
+                except Exception:  # the error that led here is the one to report
+                    pass
+
+    async def apply(self, op: Op) -> object:
+        sql = self.sql
+        match op:
+            case Get():
+                query = sql.get_for_update if self.write else sql.get
+                rows = await self.query(query, (op.key,), binary=True)
+                return Blob(op.key, *rows[0]) if rows else None
+            case GetMany():
+                query = sql.get_many_for_update if self.write else sql.get_many
+                rows = await self.query(query, (list(op.keys),), binary=True)
+                found = {row[0]: Blob(*row) for row in rows}
+                return [found.get(key) for key in op.keys]
+            case Put():
+                return await self._put(op)
+            case Delete():
+                if op.if_match is None:
+                    return bool(await self.query(sql.delete, (op.key,)))
+                if not await self.query(sql.delete_if, (op.key, op.if_match)):
+                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                return True
+            case DeleteMany():
+                await self.send(sql.delete_many, (list(op.keys),))
+                return None
+            case Scan():
+                query, params = sql.range(op)
+                return [Entry(*row) for row in await self.query(query, params, binary=True)]
+            case ListKeys():
+                query, params = sql.range(op)
+                return [BlobInfo(*row) for row in await self.query(query, params)]
+            case _:
+                assert_never(op)
+
+    async def _put(self, op: Put) -> BlobInfo | None:
+        sql = self.sql
+        etag = self.store.next_etag()
+        now = time.time_ns() // 1_000_000
+        size = len(op.data)
+        if op.if_match is not None:
+            replace = (etag, size, now, op.data, op.key, op.if_match)
+            if not await self.query(sql.replace, replace):
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+        elif op.if_none_match and op.quiet:  # kept if it exists; nobody waits to know
+            await self.send(sql.create_quietly, (op.key, etag, size, now, op.data))
+            return None
+        elif op.if_none_match:
+            if not await self.query(sql.create, (op.key, etag, size, now, op.data)):
+                raise PreconditionFailedError(f"{op.key!r} already exists")
+        else:  # the result is known: in a pipeline, do not wait for the reply
+            await self.send(sql.upsert, (op.key, etag, size, now, op.data))
+        return BlobInfo(op.key, etag, size, now)

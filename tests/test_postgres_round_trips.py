@@ -1,0 +1,147 @@
+"""Round trips per call on PostgreSQL, counted by the backend (``round_trips``:
+waits for the server; ``statements``; ``rows_read``), so a program that reads
+one row at a time, or waits for an answer nobody reads, fails here."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+import makers_store
+from makers_store.emulator.postgres import PostgresBlobStore
+from tests.servers.postgres import postgres_url
+
+
+@pytest.fixture
+async def store() -> AsyncIterator[makers_store.ContextStore]:
+    opened = makers_store.open_store(postgres_url())
+    await opened.get_conversation(conversation_id="warm-up")  # the pool and the layout check
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+def backend(store: makers_store.ContextStore) -> PostgresBlobStore:
+    blobs = store.blobs
+    assert isinstance(blobs, PostgresBlobStore)
+    return blobs
+
+
+async def cost(store: makers_store.ContextStore, call: Callable[[], Awaitable[Any]]) -> int:
+    """The round trips ``call`` costs."""
+    blobs = backend(store)
+    before = blobs.round_trips
+    await call()
+    return blobs.round_trips - before
+
+
+async def test_a_page_of_conversations_is_a_listing_and_one_batch_read(
+    store: makers_store.ContextStore,
+) -> None:
+    for n in range(30):
+        await store.append_message(conversation_id=f"c{n}", role="user", content="hi")
+    blobs = backend(store)
+    statements, rows = blobs.statements, blobs.rows_read
+    page: makers_store.ListConversationsResult | None = None
+
+    async def first_page() -> None:
+        nonlocal page
+        page = await store.list_conversations(limit=20)
+
+    assert await cost(store, first_page) == 2
+    assert blobs.statements - statements == 2
+    assert blobs.rows_read - rows == 21 + 21  # 21 entries (one to know there is more), 21 metas
+    assert page is not None and len(page.items) == 20 and page.next_cursor is not None
+    assert [item.conversation_id for item in page.items] == [f"c{n}" for n in range(29, 9, -1)]
+    cursor = page.next_cursor
+    # after a cursor, a probe behind it (a listing and a batch read) tells previous_cursor
+    assert await cost(store, lambda: store.list_conversations(limit=20, after=cursor)) == 4
+
+
+async def test_a_page_of_messages_is_meta_and_one_scan(store: makers_store.ContextStore) -> None:
+    await store.append_messages(
+        conversation_id="c", messages=[{"role": "user", "content": str(n)} for n in range(200)]
+    )
+    for order in ("asc", "desc"):
+        assert await cost(store, lambda o=order: store.get_messages("c", limit=50, order=o)) == 2
+    newest = await store.get_messages("c", limit=3, order="desc")
+    assert [m.content for m in newest] == ["199", "198", "197"]
+
+
+async def test_appending_waits_for_what_it_reads_only(store: makers_store.ContextStore) -> None:
+    await store.append_message(conversation_id="c", role="user", content="first")
+    # meta (locked), the message created if absent, meta replaced if unchanged, COMMIT
+    assert await cost(store, lambda: store.append_message("c", "user", "next")) == 4
+
+
+async def test_checkpoint_listing_costs_the_same_for_any_limit(
+    store: makers_store.ContextStore,
+) -> None:
+    saver = store.langgraph_checkpointer
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    for n in range(15):
+        checkpoint: Any = {
+            "v": 1,
+            "id": f"1ef4f797-8335-6428-8001-{n:012x}",
+            "ts": "2024-07-31T20:14:19.804150+00:00",
+            "channel_values": {"n": n},
+            "channel_versions": {},
+            "versions_seen": {},
+        }
+        config = await saver.aput(config, checkpoint, {"step": n}, {})
+        await saver.aput_writes(config, [("a", n), ("b", -n)], task_id=f"task{n}")
+
+    async def listed(limit: int) -> list[Any]:
+        conf: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        return [item async for item in saver.alist(conf, limit=limit)]
+
+    costs = {}
+    for limit in (1, 3, 10):
+        costs[limit] = await cost(store, lambda limit=limit: listed(limit))
+    assert costs == {1: 2, 3: 2, 10: 2}  # the checkpoints, then every one's writes in one scan
+    items = await listed(10)
+    assert [item.metadata["step"] for item in items] == list(range(14, 4, -1))
+    for item in items:
+        n = item.metadata["step"]
+        assert sorted((w[1], w[2]) for w in item.pending_writes or []) == [("a", n), ("b", -n)]
+
+
+async def test_pending_writes_are_sent_without_waiting_for_answers(
+    store: makers_store.ContextStore,
+) -> None:
+    saver = store.langgraph_checkpointer
+    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    checkpoint: Any = {
+        "v": 1,
+        "id": "1ef4f797-8335-6428-8001-000000000001",
+        "ts": "2024-07-31T20:14:19.804150+00:00",
+        "channel_values": {},
+        "channel_versions": {},
+        "versions_seen": {},
+    }
+    config = await saver.aput(config, checkpoint, {}, {})
+    writes = [("a", 1), ("b", 2)]
+    assert await cost(store, lambda: saver.aput_writes(config, writes, task_id="task")) == 1
+    # a retry of the same task keeps what the first attempt stored
+    await saver.aput_writes(config, [("a", "retried"), ("b", "retried")], task_id="task")
+    stored = await saver.aget_tuple(config)
+    assert stored is not None
+    assert sorted((w[1], w[2]) for w in stored.pending_writes or []) == [("a", 1), ("b", 2)]
+
+
+async def test_session_items_read_about_what_they_return(store: makers_store.ContextStore) -> None:
+    session = store.openai_session("s")
+    await session.add_items([{"role": "user", "content": f"m{n}"} for n in range(200)])
+    blobs = backend(store)
+    rows = blobs.rows_read
+    got: list[Any] = []
+
+    async def read() -> None:
+        got.extend(await session.get_items(limit=20))
+
+    assert await cost(store, read) == 2
+    assert blobs.rows_read - rows == 1 + 20  # meta and the 20 items
+    assert [item["content"] for item in got] == [f"m{n}" for n in range(180, 200)]
