@@ -1,4 +1,8 @@
-"""The store's logic as I/O-free programs over the blob operations.
+"""The store's logic as I/O-free programs over the blob operations: a
+conversation's meta, its index entries, the conversation as a whole.
+Messages are in :mod:`makers_store.message_programs`, state in
+:mod:`makers_store.state_programs`, appends in :mod:`makers_store.appends`,
+listings in :mod:`makers_store.listing`.
 
 Each function returns a generator (see :mod:`makers_store.blob`) that a
 backend runs as one unit of work. Arguments arrive validated. The write order
@@ -28,35 +32,13 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys, names, validate
-from .blob import (
-    Blob,
-    BlobInfo,
-    Capabilities,
-    Entry,
-    Op,
-    Program,
-    delete,
-    delete_many,
-    get,
-    list_keys,
-    put,
-    scan,
-)
-from .codec import (
-    ConversationRecord,
-    decode_message,
-    decode_messages,
-    decode_state,
-    encode_json,
-    encode_message,
-    encode_state,
-)
+from .blob import Blob, BlobInfo, Op, Program, delete, delete_many, get, list_keys, put
+from .codec import ConversationRecord
 from .errors import MemoryNotFoundError
-from .models import ConversationMeta, Message
+from .models import ConversationMeta
 
 MAX_MESSAGES = 10_000
 DELETE_BATCH = 1000  # keys listed, then deleted in one batch (S3's most per request)
-STATE_PAGE = 500
 STALE_INDEX_BATCH = 16  # superseded index entries a meta may owe before a batch delete
 
 Meta = tuple[ConversationRecord | None, str | None]
@@ -167,165 +149,6 @@ def entry_is_current(
     )
 
 
-# --- messages --------------------------------------------------------------
-
-
-def _seq_bounds(
-    record: ConversationRecord, order: str, after: int | None, before: int | None
-) -> tuple[int, int]:
-    low, high = record.cleared_below, record.next_seq
-    cursor = after if after is not None else before
-    if cursor is not None:
-        if (order == "asc") == (after is not None):
-            low = max(low, cursor + 1)
-        else:
-            high = min(high, cursor)
-    return low, high
-
-
-def get_messages(
-    cid: str,
-    limit: int,
-    order: str,
-    after: int | None,
-    before: int | None,
-    caps: Capabilities,
-) -> Program[list[Message]]:
-    record = yield from visible_meta(cid)
-    if record is None:
-        return []
-    low, high = _seq_bounds(record, order, after, before)
-    if low >= high:
-        return []
-    reverse = (order == "desc") != (before is not None)
-    if reverse and not caps.lists_backward:
-        blobs = yield from _last_messages(cid, record, low, high, limit)
-    else:
-        gen = record.generation
-        blobs = yield from scan(
-            keys.messages_prefix(cid, gen),
-            start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
-            end_before=keys.message_key(cid, high, gen),
-            reverse=reverse,
-            limit=limit + len(record.tombstones),
-        )
-    if record.tombstones:
-        blobs = [b for b in blobs if record.visible(keys.seq_from_message_key(b.key))]
-    messages = decode_messages([blob.data for blob in blobs[:limit]])
-    if before is not None:
-        messages.reverse()
-    return messages
-
-
-def _last_messages(
-    cid: str, record: ConversationRecord, low: int, high: int, limit: int
-) -> Generator[Op, Any, list[Entry]]:
-    """The newest ``limit`` (+ tombstoned) message blobs in seqs [low, high),
-    newest first, through forward listings only. Deleted messages leave gaps
-    in the seqs; meta knows how many (``next_seq - cleared_below -
-    message_count``), so a window that many seqs wider holds the page."""
-    gen = record.generation
-    prefix = keys.messages_prefix(cid, gen)
-    want = limit + len(record.tombstones)
-    gaps = record.next_seq - record.cleared_below - record.message_count
-    start = max(low, high - want - gaps)
-    if gaps > len(record.tombstones):  # find where the page starts: keys only
-        found: list[str] = []
-        after = keys.message_key(cid, start - 1, gen) if start > 0 else None
-        while True:
-            batch = yield from list_keys(
-                prefix, start_after=after, end_before=keys.message_key(cid, high, gen), limit=1000
-            )
-            found = (found + [info.key for info in batch])[-want:]
-            if len(batch) < 1000:
-                break
-            after = batch[-1].key
-        if not found:
-            return []
-        start = keys.seq_from_message_key(found[0])
-    blobs = yield from scan(
-        prefix,
-        start_after=keys.message_key(cid, start - 1, gen) if start > 0 else None,
-        end_before=keys.message_key(cid, high, gen),
-    )
-    blobs.reverse()
-    return blobs[:want]
-
-
-def _find_message(
-    cid: str, message_id: str, seq: int | None
-) -> Generator[Op, Any, tuple[ConversationRecord, str | None, Message, str]]:
-    record, etag = yield from load_live_meta(cid)
-    blob = None
-    if record is not None and seq is not None and record.visible(seq):
-        blob = yield from get(keys.message_key(cid, seq, record.generation))
-    message = decode_message(blob.data) if blob is not None else None
-    if record is None or blob is None or message is None or message.message_id != message_id:
-        raise MemoryNotFoundError(f"message_id {message_id!r} not found in conversation_id {cid!r}")
-    return record, etag, message, blob.etag
-
-
-def update_message(
-    cid: str,
-    message_id: str,
-    seq: int | None,
-    content_json: str | None,
-    metadata_json: str | None,
-    now: int,
-) -> Program[Message]:
-    record, _, message, blob_etag = yield from _find_message(cid, message_id, seq)
-    assert seq is not None
-    if content_json is None:
-        content_json = encode_json(message.content, argument="content")
-    if metadata_json is None:
-        metadata_json = encode_json(message.metadata, argument="metadata")
-    data = encode_message(
-        message_id=message_id,
-        role=message.role,
-        content_json=content_json,
-        created_at=message.created_at,
-        metadata_json=metadata_json,
-        updated_at=now,
-    )
-    yield from put(keys.message_key(cid, seq, record.generation), data, if_match=blob_etag)
-    return decode_message(data)
-
-
-def delete_message(cid: str, message_id: str, seq: int | None) -> Program[None]:
-    record, etag, _, _ = yield from _find_message(cid, message_id, seq)
-    assert seq is not None
-    yield from remove_messages(cid, record, etag, [seq])
-
-
-def remove_messages(
-    cid: str, record: ConversationRecord, etag: str | None, seqs: list[int]
-) -> Generator[Op, Any, None]:
-    """Delete the visible messages at ``seqs``: commit the intent to meta
-    (tombstones, count), remove the blobs, drop the tombstones."""
-    gone = sorted(set(seqs))
-    if not gone:
-        return
-    record.message_count -= len(gone)
-    record.tombstones.extend(gone)
-    etag = yield from save_meta(cid, record, etag)
-    yield from delete_many(keys.message_key(cid, seq, record.generation) for seq in gone)
-    record.tombstones = [seq for seq in record.tombstones if seq not in gone]
-    yield from save_meta(cid, record, etag)
-
-
-def clear_messages(cid: str) -> Program[None]:
-    record, etag = yield from load_live_meta(cid)
-    if record is None:
-        return
-    record.cleared_below = record.next_seq
-    record.message_count = 0
-    yield from save_meta(cid, record, etag)
-    gen = record.generation
-    yield from delete_range(
-        keys.messages_prefix(cid, gen), end_before=keys.message_key(cid, record.next_seq, gen)
-    )
-
-
 def delete_range(
     prefix: str, *, end_before: str | None = None, keep: str | None = None
 ) -> Generator[Op, Any, None]:
@@ -395,49 +218,3 @@ def _remove_conversation(
     yield from delete_range(keys.conversation_prefix(cid), keep=meta_key)
     yield from delete_many(owned_index_keys(cid, record))
     yield from delete(meta_key, quiet=True)
-
-
-# --- state -----------------------------------------------------------------
-
-
-def _generation(record: ConversationRecord | None) -> str:
-    """Where a conversation's messages and state live ("" without meta)."""
-    return "" if record is None else record.generation
-
-
-def state_get(cid: str, name: str) -> Program[Any]:
-    record, _ = yield from load_meta(cid)
-    if record is not None and record.deleting:
-        return None
-    blob = yield from get(keys.state_key(cid, name, _generation(record)))
-    return None if blob is None else decode_state(blob.data)
-
-
-def state_set(cid: str, name: str, value_json: str) -> Program[None]:
-    record, _ = yield from load_live_meta(cid)
-    yield from names.remember(cid, name)  # bounded ones only (rare): state_items reads them
-    yield from put(keys.state_key(cid, name, _generation(record)), encode_state(value_json))
-
-
-def state_delete(cid: str, name: str) -> Program[None]:
-    record, _ = yield from load_live_meta(cid)
-    yield from delete(keys.state_key(cid, name, _generation(record)), quiet=True)
-
-
-def state_items(cid: str) -> Program[dict[str, Any]]:
-    record, _ = yield from load_meta(cid)
-    if record is not None and record.deleting:
-        return {}
-    items: dict[str, Any] = {}
-    prefix = keys.state_prefix(cid, _generation(record))
-    start_after: str | None = None
-    while True:
-        batch = yield from scan(prefix, start_after=start_after, limit=STATE_PAGE)
-        for blob in batch:
-            segment = keys.state_segment_of_key(blob.key)
-            items[(yield from names.resolve(keys.id_segment(cid), segment))] = decode_state(
-                blob.data
-            )
-        if len(batch) < STATE_PAGE:
-            return items
-        start_after = batch[-1].key

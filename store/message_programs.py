@@ -1,0 +1,175 @@
+"""A conversation's messages as I/O-free programs: reading a page, changing
+or deleting one, clearing them all.
+
+A message blob is visible only below meta's ``next_seq`` and at or above its
+``cleared_below``, and not in its ``tombstones`` (see
+:mod:`makers_store.programs` for the write order that keeps it so).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+from . import keys
+from .blob import Capabilities, Entry, Op, Program, delete_many, get, list_keys, put, scan
+from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
+from .errors import MemoryNotFoundError
+from .models import Message
+from .programs import delete_range, load_live_meta, save_meta, visible_meta
+
+
+def _seq_bounds(
+    record: ConversationRecord, order: str, after: int | None, before: int | None
+) -> tuple[int, int]:
+    low, high = record.cleared_below, record.next_seq
+    cursor = after if after is not None else before
+    if cursor is not None:
+        if (order == "asc") == (after is not None):
+            low = max(low, cursor + 1)
+        else:
+            high = min(high, cursor)
+    return low, high
+
+
+def get_messages(
+    cid: str,
+    limit: int,
+    order: str,
+    after: int | None,
+    before: int | None,
+    caps: Capabilities,
+) -> Program[list[Message]]:
+    record = yield from visible_meta(cid)
+    if record is None:
+        return []
+    low, high = _seq_bounds(record, order, after, before)
+    if low >= high:
+        return []
+    reverse = (order == "desc") != (before is not None)
+    if reverse and not caps.lists_backward:
+        blobs = yield from _last_messages(cid, record, low, high, limit)
+    else:
+        gen = record.generation
+        blobs = yield from scan(
+            keys.messages_prefix(cid, gen),
+            start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
+            end_before=keys.message_key(cid, high, gen),
+            reverse=reverse,
+            limit=limit + len(record.tombstones),
+        )
+    if record.tombstones:
+        blobs = [b for b in blobs if record.visible(keys.seq_from_message_key(b.key))]
+    messages = decode_messages([blob.data for blob in blobs[:limit]])
+    if before is not None:
+        messages.reverse()
+    return messages
+
+
+def _last_messages(
+    cid: str, record: ConversationRecord, low: int, high: int, limit: int
+) -> Generator[Op, Any, list[Entry]]:
+    """The newest ``limit`` (+ tombstoned) message blobs in seqs [low, high),
+    newest first, through forward listings only. Deleted messages leave gaps
+    in the seqs; meta knows how many (``next_seq - cleared_below -
+    message_count``), so a window that many seqs wider holds the page."""
+    gen = record.generation
+    prefix = keys.messages_prefix(cid, gen)
+    want = limit + len(record.tombstones)
+    gaps = record.next_seq - record.cleared_below - record.message_count
+    start = max(low, high - want - gaps)
+    if gaps > len(record.tombstones):  # find where the page starts: keys only
+        found: list[str] = []
+        after = keys.message_key(cid, start - 1, gen) if start > 0 else None
+        while True:
+            batch = yield from list_keys(
+                prefix, start_after=after, end_before=keys.message_key(cid, high, gen), limit=1000
+            )
+            found = (found + [info.key for info in batch])[-want:]
+            if len(batch) < 1000:
+                break
+            after = batch[-1].key
+        if not found:
+            return []
+        start = keys.seq_from_message_key(found[0])
+    blobs = yield from scan(
+        prefix,
+        start_after=keys.message_key(cid, start - 1, gen) if start > 0 else None,
+        end_before=keys.message_key(cid, high, gen),
+    )
+    blobs.reverse()
+    return blobs[:want]
+
+
+def _find_message(
+    cid: str, message_id: str, seq: int | None
+) -> Generator[Op, Any, tuple[ConversationRecord, str | None, Message, str]]:
+    record, etag = yield from load_live_meta(cid)
+    blob = None
+    if record is not None and seq is not None and record.visible(seq):
+        blob = yield from get(keys.message_key(cid, seq, record.generation))
+    message = decode_message(blob.data) if blob is not None else None
+    if record is None or blob is None or message is None or message.message_id != message_id:
+        raise MemoryNotFoundError(f"message_id {message_id!r} not found in conversation_id {cid!r}")
+    return record, etag, message, blob.etag
+
+
+def update_message(
+    cid: str,
+    message_id: str,
+    seq: int | None,
+    content_json: str | None,
+    metadata_json: str | None,
+    now: int,
+) -> Program[Message]:
+    record, _, message, blob_etag = yield from _find_message(cid, message_id, seq)
+    assert seq is not None
+    if content_json is None:
+        content_json = encode_json(message.content, argument="content")
+    if metadata_json is None:
+        metadata_json = encode_json(message.metadata, argument="metadata")
+    data = encode_message(
+        message_id=message_id,
+        role=message.role,
+        content_json=content_json,
+        created_at=message.created_at,
+        metadata_json=metadata_json,
+        updated_at=now,
+    )
+    yield from put(keys.message_key(cid, seq, record.generation), data, if_match=blob_etag)
+    return decode_message(data)
+
+
+def delete_message(cid: str, message_id: str, seq: int | None) -> Program[None]:
+    record, etag, _, _ = yield from _find_message(cid, message_id, seq)
+    assert seq is not None
+    yield from remove_messages(cid, record, etag, [seq])
+
+
+def remove_messages(
+    cid: str, record: ConversationRecord, etag: str | None, seqs: list[int]
+) -> Generator[Op, Any, None]:
+    """Delete the visible messages at ``seqs``: commit the intent to meta
+    (tombstones, count), remove the blobs, drop the tombstones."""
+    gone = sorted(set(seqs))
+    if not gone:
+        return
+    record.message_count -= len(gone)
+    record.tombstones.extend(gone)
+    etag = yield from save_meta(cid, record, etag)
+    yield from delete_many(keys.message_key(cid, seq, record.generation) for seq in gone)
+    record.tombstones = [seq for seq in record.tombstones if seq not in gone]
+    yield from save_meta(cid, record, etag)
+
+
+def clear_messages(cid: str) -> Program[None]:
+    record, etag = yield from load_live_meta(cid)
+    if record is None:
+        return
+    record.cleared_below = record.next_seq
+    record.message_count = 0
+    yield from save_meta(cid, record, etag)
+    gen = record.generation
+    yield from delete_range(
+        keys.messages_prefix(cid, gen), end_before=keys.message_key(cid, record.next_seq, gen)
+    )
