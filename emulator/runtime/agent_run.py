@@ -32,6 +32,7 @@ from .context import AbortFunction, AgentContext, AgentRequest, ToolsSetup, Util
 from .kv import KVSpaces
 from .platform_choices import ABORTED_STATUS, INTERRUPT_STATUS, TIMEOUT_STATUS
 from .responses import (
+    RelayedError,
     ResultError,
     SSEResponse,
     error_response,
@@ -225,6 +226,9 @@ class AgentRunner:
             status = TIMEOUT_STATUS if run.reason == "timeout" else ABORTED_STATUS
             message = f"the run was cancelled: {run.reason} and not finished after the grace period"
             return error_response(status, message, run_id=run.run_id)
+        except RelayedError as exc:
+            end("error")
+            return exc.response
         except ResultError as exc:
             end("error")
             logger.error("run %s: %s: %s", run.run_id, route.relative, exc)

@@ -29,8 +29,9 @@ from .platform_choices import CONTEXT_HANDLER_ENTRY
 
 #: "agent" for agents/; for cloud functions, how the runtime enters the module:
 #: its ``class handler``, its framework ``app`` / Django ``application``, or its
-#: ``handler`` function (a context handler).
-EntryKind = Literal["agent", "handler", "app", "application", "context_handler"]
+#: ``handler`` function (a context handler); "node" for a Node cloud function
+#: (its ``onRequest*`` exports or default-exported app, see :mod:`.node_entry`).
+EntryKind = Literal["agent", "handler", "app", "application", "context_handler", "node"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""``--reload``: notice edits to a project's Python code, ``.env`` files and edgeone.json.
+"""``--reload``: notice edits to a project's Python and Node code, ``.env`` files and edgeone.json.
 
 Polls file modification times (no extra dependency; fine for a project's
 size). Hidden folders (``.git``, ``.venv``, ``.makers-store``),
@@ -17,7 +17,9 @@ from .envfile import ENV_FILES
 
 POLL_INTERVAL_S = 0.5
 _SKIPPED = {"__pycache__", "node_modules"}
-_WATCHED_NAMES = {*ENV_FILES, "edgeone.json"}
+_WATCHED_NAMES = {*ENV_FILES, "edgeone.json", "package.json"}
+#: Python sources and what the Node worker loads (node_entry.NODE_SUFFIXES).
+_WATCHED_SUFFIXES = (".py", ".ts", ".mts", ".js", ".mjs")
 
 Snapshot = dict[str, tuple[int, int]]
 
@@ -34,7 +36,7 @@ def snapshot(project: Path) -> Snapshot:
             and not os.path.exists(os.path.join(root, d, "pyvenv.cfg"))
         ]
         for name in files:
-            if name.endswith(".py") or name in _WATCHED_NAMES:
+            if name.endswith(_WATCHED_SUFFIXES) or name in _WATCHED_NAMES:
                 path = os.path.join(root, name)
                 try:
                     stat = os.stat(path)

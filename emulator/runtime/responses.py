@@ -37,6 +37,14 @@ class ResultError(TypeError):
     """The handler returned something that cannot be sent."""
 
 
+class RelayedError(Exception):
+    """The handler failed in another process (a Node worker), whose error answer is relayed."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("the handler failed")
+        self.response = response
+
+
 #: on_end(status): the run is over; status is "ok", "error", "interrupted" or the
 #: run's stop reason ("aborted", "disconnected", "timeout").
 OnEnd = Callable[[str], None]

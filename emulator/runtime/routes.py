@@ -15,16 +15,23 @@ module: importable by relative imports, never routed. A cloud-function file
 is routed only if it has one of the platform's entry patterns
 (:mod:`.entry_patterns`, the context handler included); every other file there
 is a helper module. Only the file system is read here; nothing is imported.
+
+Node files (``.ts``, ``.mts``, ``.js``, ``.mjs``) are routed by the same rules
+next to Python ones, with ``language="node"`` (:mod:`.node_entry` says which
+cloud-function files are entries); a Python and a Node file answering the same
+path is a conflict, the first one found wins and the other is reported.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from .entry_patterns import EntryKind, find_entry
+from .node_entry import function_entry_label, is_node_file
 
 AGENTS_DIR = "agents"
 FUNCTIONS_DIR = "cloud-functions"
@@ -66,12 +73,16 @@ class Route:
     entry: EntryKind = "agent"
     #: What the route table shows about the entry ("agent", "Flask app", ...).
     entry_label: str = "agent"
+    #: Which runtime runs it: the Python worker itself, or its Node worker.
+    language: Literal["python", "node"] = "python"
 
     @property
     def methods(self) -> str:
         """The methods it answers, as the route table shows them."""
         if self.runtime == "agent":
             return "POST"
+        if self.language == "node":
+            return "ANY"
         return "do_*" if self.entry == "handler" else "ANY"  # a class answers its do_* only
 
     @property
@@ -161,15 +172,15 @@ def _segment(name: str, *, allow_dynamic: bool) -> Segment:
 
 
 def _candidates(root: Path, skipped: set[str]) -> list[Path]:
+    """The Python and Node files below ``root``, skipped and hidden folders pruned."""
     files: list[Path] = []
-    for file in sorted(root.rglob("*.py")):
-        relative = file.relative_to(root)
-        if any(part in skipped or part.startswith(".") for part in relative.parts[:-1]):
-            continue
-        if relative.name.startswith("."):
-            continue
-        files.append(file)
-    return files
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in skipped and not d.startswith(".")]
+        for name in names:
+            file = Path(folder, name)
+            if not name.startswith(".") and (name.endswith(".py") or is_node_file(file)):
+                files.append(file)
+    return sorted(files)
 
 
 @dataclass
@@ -196,23 +207,32 @@ def _discover(
             continue  # a private module (or __init__.py): importable, never routed
         entry: EntryKind = "agent"
         label = "agent"
-        if runtime == "function":
+        language: Literal["python", "node"] = "node" if is_node_file(file) else "python"
+        if runtime == "function" and language == "node":
+            node_label = function_entry_label(file)
+            if node_label is None:
+                found.helpers.append(shown)
+                continue
+            entry, label = "node", node_label
+        elif runtime == "function":
             function_entry = find_entry(file)
             if function_entry is None:
                 found.helpers.append(shown)  # the platform copies it but does not route it
                 continue
             entry, label = function_entry.kind, function_entry.label
-        if any("." in name for name in names):
+        if language == "python" and any("." in name for name in names):
             warnings.append(f"{shown}: not routed (a module name cannot contain '.')")
             continue
-        module = ".".join([package, *names])
+        module = ".".join([package, *names]) if language == "python" else ""
         routed = names[:-1] if names[-1] == "index" else names
         segments = tuple(_segment(n, allow_dynamic=runtime == "function") for n in routed)
         if any(s.kind == "catch_all" for s in segments[:-1]):
             warnings.append(f"{shown}: not routed (a [[catch-all]] must be the last segment)")
             continue
         path = "/" + "/".join(routed)
-        route = Route(runtime, path, file.resolve(), shown, module, segments, entry, label)
+        route = Route(
+            runtime, path, file.resolve(), shown, module, segments, entry, label, language
+        )
         if path in routes:
             warnings.append(f"{shown}: not routed ({routes[path].relative} already answers {path})")
             continue

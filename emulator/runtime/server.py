@@ -30,6 +30,7 @@ from makers_store.location import StoreLocation, resolve
 
 from .edgeone import AgentsConfig, read_agents_config
 from .envfile import project_env
+from .node_setup import NodeRuntime, prepare_node, project_warnings
 from .routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 from .supervisor import ServeError, WorkerPool, WorkerSpec
 
@@ -69,10 +70,16 @@ class PreparedServe:
     agents: AgentsConfig = field(default_factory=AgentsConfig)
     #: The front's timeouts and caps (None: the defaults).
     limits: FrontLimits | None = None
+    #: Node and tsx for .ts/.js routes (None: the project has none).
+    node: NodeRuntime | None = None
 
 
 def worker_spec(
-    prepared: PreparedServe, token: str, control_port: int, agents: AgentsConfig
+    prepared: PreparedServe,
+    token: str,
+    control_port: int,
+    agents: AgentsConfig,
+    node: NodeRuntime | None = None,
 ) -> WorkerSpec:
     """What every worker is started with (the environment read afresh)."""
     options = prepared.options
@@ -86,6 +93,7 @@ def worker_spec(
         tools_enabled=options.tools_enabled,
         agent_timeout_s=agents.timeout_s,
         function_limits=options.function_limits,
+        node=None if node is None else node.to_json(),
     )
 
 
@@ -161,6 +169,9 @@ def prepare(options: ServeOptions) -> PreparedServe:
     project_env(project, os.environ)  # fail now on a malformed .env file
     agents = read_agents_config(project)  # and on a broken edgeone.json
     routes = discover(project)
+    node = prepare_node(project, routes)  # ServeError when Node routes cannot run
+    if node is not None:
+        warnings += project_warnings(project)
     return PreparedServe(
         options,
         project,
@@ -169,6 +180,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
         [*warnings, *agents.warnings, *routes.warnings],
         agents,
         limits,
+        node,
     )
 
 
@@ -278,7 +290,8 @@ async def _serve(
     token = secrets.token_urlsafe(32)
     control_port = control.getsockname()[1]
 
-    spec = worker_spec(prepared, token, control_port, prepared.agents)
+    node = prepared.node
+    spec = worker_spec(prepared, token, control_port, prepared.agents, node)
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
@@ -296,16 +309,17 @@ async def _serve(
     routes = prepared.routes
 
     async def reloaded(files: list[str]) -> None:
-        nonlocal routes
+        nonlocal routes, node
         shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
         logger.info("changed: %s; restarting the instances", shown)
+        latest = discover(prepared.project)
         try:
             agents = read_agents_config(prepared.project)
-            pool.spec = worker_spec(prepared, token, control_port, agents)
+            node = await asyncio.to_thread(prepare_node, prepared.project, latest, logger.info)
+            pool.spec = worker_spec(prepared, token, control_port, agents, node)
         except (MemoryValidationError, ServeError) as exc:
             logger.error("not reloading: %s", exc)
             return
-        latest = discover(prepared.project)
         if latest != routes:
             routes = latest
             if on_routes is not None:

@@ -62,6 +62,8 @@ class WorkerSpec:
     tools_enabled: bool = True
     agent_timeout_s: float | None = None
     function_limits: bool = True
+    #: ``NodeRuntime.to_json()`` when the project has Node routes.
+    node: dict[str, str | None] | None = None
 
 
 @dataclass(eq=False)
@@ -193,6 +195,7 @@ class WorkerPool:
             "tools_enabled": self.spec.tools_enabled,
             "agent_timeout_s": self.spec.agent_timeout_s,
             "function_limits": self.spec.function_limits,
+            "node": self.spec.node,
         }
         env = {
             **self.spec.env,

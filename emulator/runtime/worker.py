@@ -46,6 +46,7 @@ def _settings() -> WorkerSettings:
         tools_enabled=bool(data.get("tools_enabled", True)),
         agent_timeout_s=data.get("agent_timeout_s"),
         function_limits=bool(data.get("function_limits", True)),
+        node=data.get("node"),
     )
 
 

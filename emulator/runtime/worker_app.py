@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -53,6 +53,9 @@ from .responses import ResultError, error_response, json_response
 from .routes import Route as ProjectRoute
 from .routes import discover
 from .runs import AbortedRun, ActiveRuns, new_run_id
+
+if TYPE_CHECKING:
+    from .node_instance import NodeInstance
 
 logger = logging.getLogger("makers_store.serve")
 
@@ -88,6 +91,8 @@ class WorkerSettings:
     #: The platform's cloud-function limits (6 MB body, 120 s wall clock);
     #: False under ``serve --no-function-limits``.
     function_limits: bool = True
+    #: ``NodeRuntime.to_json()``: how to start this instance's Node worker (None: no Node routes).
+    node: dict[str, str | None] | None = None
 
 
 def _header(request: Request, name: str) -> bytes | None:
@@ -140,6 +145,8 @@ class WorkerApp:
         self.on_ready = on_ready
         self._store: makers_store.ContextStore | None = None
         self._sync_store: makers_store.SyncContextStore | None = None
+        #: This instance's Node worker (started with the store when there are Node routes).
+        self.node: NodeInstance | None = None
         self.agents = AgentRunner(
             store=lambda: self.store,
             load=self._import,
@@ -157,6 +164,8 @@ class WorkerApp:
     def check_imports(self) -> None:
         """Import every route module now, so a broken one is reported at start, not on use."""
         for route in self.routes.all:
+            if route.language == "node":
+                continue  # the Node worker imports these (and reports failures) as it starts
             try:
                 module = importlib.import_module(route.module)
             except Exception as exc:
@@ -183,13 +192,25 @@ class WorkerApp:
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         self._store = makers_store.open_store(self.settings.store_url)
         self._sync_store = makers_store.open_sync_store(self.settings.store_url)
+        await self._start_node()
         if self.on_ready is not None:
             self.on_ready()
         try:
             yield
         finally:
+            if self.node is not None:
+                await self.node.close()
             await self._store.close()
             await asyncio.to_thread(self._sync_store.close)
+
+    async def _start_node(self) -> None:
+        """Start this instance's Node worker when the project has Node routes."""
+        if self.settings.node is None or not any(r.language == "node" for r in self.routes.all):
+            return
+        from .node_instance import NodeInstance
+
+        self.node = NodeInstance(self.settings.node, self.settings.project, self.routes.all)
+        await self.node.start(self.store, self._abort_async)
 
     def asgi(self) -> Starlette:
         return Starlette(routes=[Route("/{path:path}", self)], lifespan=self.lifespan)
@@ -282,6 +303,8 @@ class WorkerApp:
         return None
 
     def _import(self, route: ProjectRoute) -> Any:
+        if route.language == "node":
+            return self._node_agent(route)
         try:
             return load_handler(route.module, route.entry_attribute)
         except LookupError as exc:
@@ -291,6 +314,11 @@ class WorkerApp:
             raise ResultError(
                 f"{route.relative} failed to import: {type(exc).__name__}: {exc}"
             ) from None
+
+    def _node_agent(self, route: ProjectRoute) -> Any:
+        if self.node is None:
+            raise ResultError(f"{route.relative}: this instance has no Node worker")
+        return self.node.agent_handler(route)
 
     async def _function(
         self,
@@ -304,6 +332,10 @@ class WorkerApp:
         raw = await read_body(request, limits)
         if isinstance(raw, Response):
             return raw  # 413
+        if route.language == "node":
+            if self.node is None:
+                raise ResultError(f"{route.relative}: this instance has no Node worker")
+            return await self.node.function(route, params, request, raw, cid, run_id, limits)
         try:
             # no header: a store bound to no conversation; always bound to the run
             store = self.sync_store.bind(cid or None, run_id=run_id)
@@ -334,6 +366,21 @@ class WorkerApp:
         if self.settings.control_port:
             elsewhere, dispatched_here = self._abort_elsewhere(conversation_id, except_run)
             # runs the front sent here that had not started (or started meanwhile)
+            aborted += self.runs.abort(
+                conversation_id, except_run=except_run, dispatched=dispatched_here
+            )
+            aborted += elsewhere
+        return aborted
+
+    async def _abort_async(
+        self, conversation_id: str, except_run: str | None
+    ) -> list[AbortedRun]:
+        """:meth:`_abort_everywhere` without blocking this worker (Node's abortActiveRun)."""
+        aborted = self.runs.abort(conversation_id, except_run=except_run)
+        if self.settings.control_port:
+            elsewhere, dispatched_here = await asyncio.to_thread(
+                self._abort_elsewhere, conversation_id, except_run
+            )
             aborted += self.runs.abort(
                 conversation_id, except_run=except_run, dispatched=dispatched_here
             )

@@ -1,0 +1,153 @@
+// `context` of a Node agent (`onRequest(context)`) and of a Node cloud function.
+//
+// Field for field the platform's (its node-entry doc): `request` (`body`
+// parsed, `headers` a plain object, `query`, `method`, `url`, `signal` an
+// AbortSignal), `env` (a copy per request), `conversation_id` and `run_id`
+// (snake_case, as the platform spells them), `store`, `utils` (`sse`,
+// `streamSSE`, `abortActiveRun`), `tracer`, `kv`, `tools`. Everything that
+// keeps state is the Python worker's one implementation, reached over the
+// store RPC socket: the store itself, `kv.*` (the route's ctx.kv), `tools.*`
+// (the conversation's workspace), `tracer.*` (the run's traces.jsonl record)
+// and `utils.abortActiveRun` (the front's abort fan-out).
+//
+// A cloud function gets the platform's EventContext instead: `request` a
+// standard Request, `params`, `env`, `uuid`, `clientIp`, `server`, `geo`, and
+// `agent = { conversation_id, store }` with a store that has no LangGraph parts.
+
+import { createContextStore } from './store.mjs';
+import { sseFrame } from './sse.mjs';
+import { Tracer } from './tracer.mjs';
+import { Toolkit, setToolSpecs } from './tools.mjs';
+
+//: How long abortActiveRun may block (the Python side's own limit is 3 s).
+const ABORT_CALL_TIMEOUT_MS = 5000;
+const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache',
+  'X-Accel-Buffering': 'no',
+};
+const CLOUD_FUNCTION_DROPPED = ['langgraphCheckpointer', 'langgraphStore'];
+const INTERNAL = /^makers-internal-/;
+
+export async function loadToolSpecs(client) {
+  setToolSpecs(await client.call('tools.specs', {}));
+}
+
+function clientHeaders(req) {
+  const headers = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (!INTERNAL.test(name)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}
+
+function parseBody(raw) {
+  const text = raw.toString('utf8');
+  return text.trim() === '' ? {} : JSON.parse(text);  // checked by the Python side already
+}
+
+function kvFor(client, meta) {
+  const call = (method, params) => client.call(`kv.${method}`, { runId: meta.runId, ...params });
+  return {
+    get: (key, options) => call('get', {
+      key, type: typeof options === 'string' ? options : options?.type ?? 'text' }),
+    set: (key, value) => call('set', { key, value }),
+    delete: (key) => call('delete', { key }),
+    list: (options) => call('list', {
+      prefix: typeof options === 'string' ? options : options?.prefix ?? null }),
+  };
+}
+
+function utilsFor(meta, syncRpc, runs) {
+  return {
+    sse: (data, options) => sseFrame(data, options ?? {}),
+    streamSSE(source, init = {}) {
+      const encoder = new TextEncoder();
+      const iterator = source[Symbol.asyncIterator]?.() ?? source[Symbol.iterator]();
+      const body = new ReadableStream({
+        async pull(controller) {
+          const { value, done } = await iterator.next();
+          if (done) controller.close();
+          else controller.enqueue(encoder.encode(typeof value === 'string' && value.endsWith('\n\n')
+            ? value : sseFrame(value)));
+        },
+        async cancel() { await iterator.return?.(); },
+      });
+      return new Response(body, { status: init.status ?? 200,
+        headers: { ...SSE_HEADERS, ...(init.headers ?? {}) } });
+    },
+    abortActiveRun(conversationId) {
+      const result = syncRpc.call('utils.abortActiveRun',
+        { runId: meta.runId, conversationId }, ABORT_CALL_TIMEOUT_MS);
+      for (const runId of result.aborted_here ?? []) runs.get(runId)?.abort();
+      return { aborted: result.aborted, conversation_id: result.conversation_id,
+        run_id: result.run_id };
+    },
+  };
+}
+
+export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, baseEnv }) {
+  const store = createContextStore(client, {
+    conversationId: meta.conversationId || undefined, runId: meta.runId });
+  let tools = null;
+  return {
+    request: {
+      body: parseBody(raw),
+      headers: clientHeaders(req),
+      query: meta.query,
+      method: req.method,
+      url: meta.url,
+      path: meta.path,
+      signal,
+    },
+    env: { ...baseEnv },
+    conversation_id: meta.conversationId,
+    run_id: meta.runId,
+    store,
+    utils: utilsFor(meta, syncRpc, runs),
+    tracer: new Tracer(client, meta.runId),
+    kv: kvFor(client, meta),
+    get tools() {
+      tools ??= new Toolkit(client, meta.runId);
+      return tools;
+    },
+    sandbox: null,
+  };
+}
+
+/** `context.agent.store`: the store without the LangGraph parts, as the platform strips them. */
+function cloudFunctionStore(store) {
+  const view = {};
+  for (let level = store; level && level !== Object.prototype;
+    level = Object.getPrototypeOf(level)) {
+    for (const name of Object.getOwnPropertyNames(level)) {
+      if (name === 'constructor' || name in view || CLOUD_FUNCTION_DROPPED.includes(name)) continue;
+      const { value } = Object.getOwnPropertyDescriptor(level, name);
+      if (typeof value === 'function') view[name] = value.bind(store);
+      else Object.defineProperty(view, name, { get: () => store[name], enumerable: true });
+    }
+  }
+  return view;
+}
+
+export function functionContext({ meta, req, raw, signal, client, baseEnv }) {
+  const hasBody = !['GET', 'HEAD'].includes(req.method) && raw.length > 0;
+  const request = new Request(meta.url, {
+    method: req.method,
+    headers: clientHeaders(req),
+    body: hasBody ? raw : undefined,
+    signal,
+  });
+  const store = createContextStore(client, {
+    conversationId: meta.conversationId || undefined, runId: meta.runId });
+  return {
+    uuid: meta.runId,
+    request,
+    params: meta.params,
+    env: { ...baseEnv },
+    clientIp: req.headers['x-forwarded-for'] ?? '127.0.0.1',
+    server: { region: 'local', requestId: meta.runId },
+    geo: {},
+    agent: { conversation_id: meta.conversationId, store: cloudFunctionStore(store) },
+  };
+}

@@ -1,0 +1,128 @@
+"""The store RPC methods a Node agent's ``context`` needs besides the store.
+
+Node's ``context.kv``, ``context.tools``, ``context.tracer`` and
+``context.utils.abortActiveRun`` are thin clients: each call names its run
+(``runId``) and lands here, on the Python ``ctx`` the worker built for that run
+(:class:`NodeRuns`), so the Python implementations (:mod:`.kv`,
+:mod:`.tools`, :mod:`.tracing`, the front's abort fan-out) are the only ones.
+Errors are the Python ones (``MemoryValidationError`` with its message), which
+the RPC server sends back by name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from makers_store.errors import MemoryValidationError
+
+from .context import AgentContext
+from .runs import AbortedRun, latest
+from .store_rpc import Handler
+from .tools.catalog import SPECS
+
+#: abort(conversation_id, except_run) -> the runs aborted, on every instance (not blocking).
+AsyncAbort = Callable[[str, str | None], Awaitable[list[AbortedRun]]]
+
+
+class NodeRuns:
+    """run id -> the Python ``ctx`` of a Node run in progress on this instance."""
+
+    def __init__(self) -> None:
+        self._contexts: dict[str, AgentContext] = {}
+
+    def add(self, ctx: AgentContext) -> None:
+        self._contexts[ctx.run_id] = ctx
+
+    def remove(self, ctx: AgentContext) -> None:
+        self._contexts.pop(ctx.run_id, None)
+
+    def __contains__(self, run_id: object) -> bool:
+        return run_id in self._contexts
+
+    def context(self, params: dict[str, Any], method: str) -> AgentContext:
+        run_id = params.get("runId")
+        found = self._contexts.get(run_id) if isinstance(run_id, str) else None
+        if found is None:
+            raise MemoryValidationError(f"{method}: run {run_id!r} is not running on this instance")
+        return found
+
+
+def _arg(params: dict[str, Any], name: str) -> Any:
+    """A parameter as given (None when absent): the Python method checks it and names it."""
+    return params.get(name)
+
+
+def _tool_specs() -> list[dict[str, Any]]:
+    return [
+        {"name": s.name, "description": s.description, "parameters": s.parameters} for s in SPECS
+    ]
+
+
+def node_handlers(runs: NodeRuns, abort: AsyncAbort) -> dict[str, Handler]:
+    """The ``extra`` handlers of the instance's store RPC server."""
+
+    async def kv_get(params: dict[str, Any]) -> Any:
+        return await runs.context(params, "kv.get").kv.get(_arg(params, "key"),
+                                                          params.get("type") or "text")
+
+    async def kv_set(params: dict[str, Any]) -> None:
+        await runs.context(params, "kv.set").kv.set(_arg(params, "key"), _arg(params, "value"))
+
+    async def kv_delete(params: dict[str, Any]) -> None:
+        await runs.context(params, "kv.delete").kv.delete(_arg(params, "key"))
+
+    async def kv_list(params: dict[str, Any]) -> list[str]:
+        return await runs.context(params, "kv.list").kv.list(params.get("prefix"))
+
+    async def tools_specs(params: dict[str, Any]) -> list[dict[str, Any]]:
+        return _tool_specs()
+
+    async def tools_run(params: dict[str, Any]) -> Any:
+        toolkit = runs.context(params, "tools.run").tools
+        return await toolkit.runner.run(params.get("name"), params.get("args"))
+
+    async def tracer_attributes(params: dict[str, Any]) -> None:
+        attributes = _arg(params, "attributes")
+        runs.context(params, "tracer.setAttributes").tracer.set_attributes(attributes)
+
+    async def tracer_span(params: dict[str, Any]) -> None:
+        tracer = runs.context(params, "tracer.span").tracer
+        span = tracer.start_span(str(params.get("name")), params.get("attributes") or {})
+        for event in params.get("events") or []:
+            span.add_event(str(event.get("name")), event.get("attributes") or {})
+        span.status = str(params.get("status", "ok"))
+        # ended in Node durationMs after it started: its log line and record say so
+        span.started = time.perf_counter() - float(params.get("durationMs") or 0) / 1000
+        span.end()
+
+    async def abort_active_run(params: dict[str, Any]) -> dict[str, Any]:
+        ctx = runs.context(params, "utils.abortActiveRun")
+        conversation_id = params.get("conversationId")
+        if not isinstance(conversation_id, str) or not conversation_id:
+            raise MemoryValidationError(
+                "abort_active_run: conversation_id must be a non-empty str, "
+                f"not {conversation_id!r}"
+            )
+        aborted = await abort(conversation_id, ctx.run_id)
+        found = latest(aborted)
+        return {
+            "aborted": found is not None,
+            "conversation_id": conversation_id,
+            "run_id": None if found is None else found.run_id,
+            # Node runs of this instance, stopped at once (their Node thread is the caller's)
+            "aborted_here": [run.run_id for run in aborted if run.run_id in runs],
+        }
+
+    return {
+        "kv.get": kv_get,
+        "kv.set": kv_set,
+        "kv.delete": kv_delete,
+        "kv.list": kv_list,
+        "tools.specs": tools_specs,
+        "tools.run": tools_run,
+        "tracer.setAttributes": tracer_attributes,
+        "tracer.span": tracer_span,
+        "utils.abortActiveRun": abort_active_run,
+    }

@@ -1,0 +1,171 @@
+"""Handing one request of a Node route to this instance's Node worker.
+
+An agent request is a run of the Python worker like any other
+(:class:`.agent_run.AgentRunner`: registered for aborts, timed, traced); its
+handler is :func:`agent_handler`, which sends the request to the Node worker
+and relays the answer. While it runs, its Python ``ctx`` is in
+:class:`.node_handlers.NodeRuns`, where the Node side's ``kv``, ``tools``,
+``tracer`` and ``abortActiveRun`` calls find it, and its ``signal`` is
+watched: once set (abort, disconnect, timeout) the Node run's AbortSignal is
+aborted too. A run cancelled after the grace period closes the connection,
+which stops the Node handler's stream.
+
+An answer with a ``text/event-stream`` (or NDJSON) body is relayed chunk by
+chunk; any other is collected first. A Node handler that threw answers 500
+with ``{"error": "Name: message", "run_id"}`` and is traced as an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from .context import AgentContext
+from .http_client import Connection, ResponseHead, UpstreamError, request_json
+from .node_handlers import NodeRuns
+from .node_worker import NodeWorker
+from .responses import RelayedError
+from .routes import Route
+from .sse import StreamResponse
+
+META_HEADER = b"makers-internal-node"
+TOKEN_HEADER = b"makers-internal-token"
+#: Set by the Node worker on the 500 of a handler that threw.
+OUTCOME_HEADER = b"makers-internal-outcome"
+CONNECT_TIMEOUT_S = 10.0
+ABORT_TIMEOUT_S = 2.0
+_STREAMED = (b"text/event-stream", b"application/x-ndjson")
+_DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive", b"date",
+            OUTCOME_HEADER}
+
+
+def _meta(route: Route, kind: str, run_id: str, conversation_id: str, **extra: Any) -> bytes:
+    meta = {"file": str(route.file), "relative": route.relative, "kind": kind, "runId": run_id,
+            "conversationId": conversation_id, **extra}
+    return json.dumps(meta, ensure_ascii=True).encode("ascii")
+
+
+def _headers(node: NodeWorker, pairs: list[tuple[bytes, bytes]], meta: bytes) -> list[
+    tuple[bytes, bytes]
+]:
+    kept = [(k, v) for k, v in pairs if not k.startswith(b"makers-internal-") and k not in (
+        b"content-length", b"transfer-encoding", b"connection")]
+    return [*kept, (META_HEADER, meta), (TOKEN_HEADER, node.token.encode())]
+
+
+def _relayed_headers(head: ResponseHead) -> dict[str, str]:
+    return {
+        k.decode("latin-1"): v.decode("latin-1") for k, v in head.headers if k not in _DROPPED
+    }
+
+
+def _is_stream(head: ResponseHead) -> bool:
+    kind = (head.get(b"content-type") or b"").lower()
+    return head.get(b"content-length") is None and kind.startswith(_STREAMED)
+
+
+async def _exchange(
+    node: NodeWorker, method: str, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes
+) -> tuple[Connection, ResponseHead]:
+    connection = await Connection.open("127.0.0.1", node.port, within_s=CONNECT_TIMEOUT_S)
+    try:
+        await connection.send_request(method, target, headers, body)
+        return connection, await connection.read_head()
+    except BaseException:
+        await connection.close()
+        raise
+
+
+async def _collect(connection: Connection, head: ResponseHead) -> Response:
+    try:
+        data = b"".join([piece async for piece in connection.iter_body()])
+    finally:
+        await connection.close()
+    response = Response(data, status_code=head.status, headers=_relayed_headers(head))
+    if head.get(OUTCOME_HEADER) == b"error":
+        raise RelayedError(response)
+    return response
+
+
+async def _forward_abort(node: NodeWorker, ctx: AgentContext) -> None:
+    """Abort the Node run once the Python run's signal is set."""
+    await ctx.request.signal.wait()
+    with contextlib.suppress(UpstreamError):
+        await request_json(
+            "127.0.0.1", node.port, "POST", "/__makers/abort",
+            headers=[(TOKEN_HEADER, node.token.encode())],
+            payload={"runId": ctx.run_id}, within_s=ABORT_TIMEOUT_S,
+        )
+
+
+def agent_handler(
+    node: NodeWorker, runs: NodeRuns, route: Route
+) -> Callable[[AgentContext], Awaitable[Any]]:
+    """The ``handler(ctx)`` of a Node agent route: the run, done by the Node worker."""
+
+    async def handler(ctx: AgentContext) -> Any:
+        runs.add(ctx)
+        watcher = asyncio.create_task(_forward_abort(node, ctx))
+        streaming = False
+        try:
+            meta = _meta(route, "agent", ctx.run_id, ctx.conversation_id, query=ctx.request.query,
+                         url=ctx.request.url, path=ctx.request.path, params={})
+            url = urlsplit(ctx.request.url)
+            target = (url.path + (f"?{url.query}" if url.query else "")).encode()
+            pairs = [(k.encode("latin-1"), v.encode("latin-1"))
+                     for k, v in ctx.request.headers.items()]
+            headers = _headers(node, pairs, meta)
+            connection, head = await _exchange(node, "POST", target, headers, ctx.request.raw_body)
+            if not _is_stream(head):
+                return await _collect(connection, head)
+            streaming = True
+            return StreamResponse(
+                _relay(connection, watcher, runs, ctx), status=head.status,
+                headers=_relayed_headers(head),
+            )
+        finally:
+            if not streaming:
+                watcher.cancel()
+                runs.remove(ctx)
+
+    return handler
+
+
+async def _relay(
+    connection: Connection, watcher: asyncio.Task[None], runs: NodeRuns, ctx: AgentContext
+) -> AsyncIterator[bytes]:
+    try:
+        async for piece in connection.iter_body():
+            yield piece
+    finally:
+        watcher.cancel()
+        runs.remove(ctx)
+        await connection.close()
+
+
+async def function_response(
+    node: NodeWorker, route: Route, request: Request, raw: bytes, conversation_id: str,
+    run_id: str, params: dict[str, str],
+) -> Response:
+    """A Node cloud function's answer (collected: cloud functions do not stream)."""
+    # an Express/Koa app sees the path below its [[catch-all]] file, as the platform mounts it
+    below = next((params[s.value] for s in route.segments if s.kind == "catch_all"), "")
+    query = request.url.query
+    meta = _meta(route, "function", run_id, conversation_id, params=params, url=str(request.url),
+                 path=request.url.path, appUrl="/" + below + (f"?{query}" if query else ""))
+    target = request.scope.get("raw_path") or request.url.path.encode()
+    if request.scope.get("query_string"):
+        target += b"?" + request.scope["query_string"]
+    headers = _headers(node, list(request.scope["headers"]), meta)
+    connection, head = await _exchange(node, request.method, target, headers, raw)
+    try:
+        return await _collect(connection, head)
+    except RelayedError as exc:
+        return exc.response

@@ -1,0 +1,165 @@
+"""A Makers project with TypeScript agents and cloud functions, for the Node runtime tests.
+
+Written in the official TS templates' call styles (``export async function
+onRequest(context)``, ``context.request.body``, ``context.conversation_id``,
+a ``Response`` back, ``ReadableStream`` for SSE, ``abortActiveRun`` used
+synchronously), next to Python files doing the same, so both runtimes can
+be compared on one server.
+"""
+
+from __future__ import annotations
+
+NODE_PROJECT = {
+    "agents/notes.ts": """
+        // Notes kept in context.store survive every instance; `turns` lives in one only.
+        let turns = 0;
+
+        interface NotesBody { note?: string }
+
+        export async function onRequest(context: any): Promise<Response> {
+          turns += 1;
+          const { store, request, conversation_id: conversationId } = context;
+          const body = (request?.body ?? {}) as NotesBody;
+          const notes: string[] = (await store.state.get('notes')) ?? [];
+          if (body.note) {
+            await store.appendMessage({ conversationId, role: 'user', content: body.note });
+            notes.push(body.note);
+            await store.state.set('notes', notes);
+          }
+          const payload = { conversation_id: conversationId, run_id: context.run_id, notes, turns };
+          return new Response(JSON.stringify(payload), {
+            status: 200,
+            headers: { 'Content-Type': 'application/json; charset=UTF-8' },
+          });
+        }
+    """,
+    "agents/countdown.ts": """
+        // Server-sent events from a ReadableStream, stopping when the signal fires.
+        const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+        export async function onRequest(context: any): Promise<Response> {
+          const { request, tracer } = context;
+          const signal = request.signal as AbortSignal;
+          const from = Number(request.body?.from ?? 3);
+          const pause = Number(request.body?.pause_ms ?? 300);
+          tracer.setAttributes({ from });
+          const encoder = new TextEncoder();
+          const stream = new ReadableStream({
+            async start(controller) {
+              const span = tracer.startSpan('countdown', { from });
+              try {
+                for (let n = from; n > 0; n--) {
+                  if (signal.aborted) break;
+                  controller.enqueue(encoder.encode(`data: ${JSON.stringify({ n })}\\n\\n`));
+                  await sleep(pause);
+                }
+                const last = signal.aborted ? { stopped: true } : { done: true };
+                controller.enqueue(encoder.encode(`data: ${JSON.stringify(last)}\\n\\n`));
+              } finally {
+                span.setAttribute('aborted', signal.aborted);
+                span.end();
+                controller.close();
+              }
+            },
+          });
+          return new Response(stream, {
+            status: 200,
+            headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' },
+          });
+        }
+    """,
+    "agents/stop.ts": """
+        // The target conversation comes in the body: the stop request carries no header.
+        export async function onRequest(context: any) {
+          const body = (context.request?.body ?? {}) as Record<string, unknown>;
+          const conversationId = (body.conversation_id as string | undefined)
+            ?? context.conversation_id;
+          const result = context.utils.abortActiveRun(conversationId);
+          const status = result.aborted ? 'stopped' : 'idle';
+          return new Response(JSON.stringify({ status, ...result }),
+            { status: 200, headers: { 'Content-Type': 'application/json' } });
+        }
+    """,
+    "agents/bad_ts.ts": """
+        // Bad input to the store: the error is the Python store's, by name and message.
+        export async function onRequest(context: any) {
+          const { store, request } = context;
+          if (request.body.case === 'limit') {
+            await store.getMessages({ conversationId: context.conversation_id, limit: 500 });
+          } else {
+            await store.state.set('k', 1);  // no makers-conversation-id: the store is unbound
+          }
+          return new Response('unreachable');
+        }
+    """,
+    "agents/bad_py.py": """
+        async def handler(ctx):
+            if ctx.request.body.get("case") == "limit":
+                await ctx.store.get_messages(ctx.conversation_id, limit=500)
+            else:
+                await ctx.store.state.set("k", 1)
+            return "unreachable"
+    """,
+    "agents/toolbox.mjs": """
+        // context.kv, context.tools and a caught store error, in plain JavaScript.
+        export async function onRequest(context) {
+          const { kv, tools, store } = context;
+          await kv.set('greeting', JSON.stringify({ hello: 'kv' }));
+          const fromKv = await kv.get('greeting', { type: 'json' });
+          const keys = await kv.list();
+          const written = await tools.get('files_write')
+            .execute({ path: '/notes/a.txt', content: 'hi' });
+          const read = await tools.files_read.execute({ path: '/notes/a.txt' });
+          let kvError = null;
+          try {
+            await kv.set('bad', 42);
+          } catch (error) {
+            kvError = `${error.name}: ${error.message}`;
+          }
+          let missing = null;
+          try {
+            await store.updateMessage({ conversationId: context.conversation_id,
+              messageId: 'msg_0000000099_0000000000', content: 'x' });
+          } catch (error) { missing = error.name; }
+          return Response.json({ fromKv, keys, written, read, kvError, missing,
+            toolNames: tools.all().map((tool) => tool.name).length });
+        }
+    """,
+    "cloud-functions/api/notes/[cid].py": """
+        import json
+        from http.server import BaseHTTPRequestHandler
+
+
+        class handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                store = self.context.agent.store.bind(self.context.params["cid"])
+                messages = store.get_messages(self.context.params["cid"], limit=100)
+                body = json.dumps({
+                    "notes": store.state.get("notes") or [],
+                    "messages": [m.content for m in messages],
+                }).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+    """,
+    "cloud-functions/api/ts-notes/[cid].ts": """
+        // A Node cloud function: context.agent.store, path params, a standard Request.
+        export async function onRequestGet(context: any) {
+          const { params, agent, request } = context;
+          const messages = await agent.store
+            .getMessages({ conversationId: params.cid, limit: 100 });
+          return Response.json({
+            cid: params.cid,
+            contents: messages.map((m: any) => m.content),
+            hasCheckpointer: agent.store.langgraphCheckpointer !== undefined,
+            query: new URL(request.url).searchParams.get('q'),
+          });
+        }
+    """,
+    "cloud-functions/lib/format.ts": """
+        // No onRequest export: a helper module, not a route.
+        export const format = (text: string) => text.trim();
+    """,
+}

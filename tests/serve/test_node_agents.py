@@ -1,0 +1,189 @@
+"""TypeScript and JavaScript agents under ``makers-store serve``: real processes, real HTTP.
+
+One server at ``--instances 3`` serves a project that mixes ``.ts``, ``.mjs``
+and ``.py`` routes (:mod:`.node_projects`); every Node route runs in the Node
+worker of the instance that takes it, with ``context.store`` served by the
+same Python store.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from .harness import Server, pid_alive, serving, sse_events, write_project
+from .node_projects import NODE_PROJECT
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("node")
+    project = write_project(root / "project", NODE_PROJECT)
+    store = f"sqlite:///{root / 'store.db'}"
+    with serving(project, root / "serve.log", "--store", store, "--instances", "3") as running:
+        yield running
+    node_pids = [int(pid) for pid in re.findall(r"node worker ready \(pid (\d+)", running.log())]
+    assert len(node_pids) == 3, running.log()
+    assert not [pid for pid in node_pids if pid_alive(pid)], "Node workers outlived serve"
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with server.client() as opened:
+        yield opened
+
+
+def test_routes_are_listed_with_their_files(server: Server) -> None:
+    log = server.log()
+    assert re.search(r"POST\s+/notes\s+agents/notes\.ts", log)
+    assert re.search(r"POST\s+/toolbox\s+agents/toolbox\.mjs", log)
+    assert re.search(r"ANY\s+/api/ts-notes/\[cid\]\s+cloud-functions/api/ts-notes/\[cid\]\.ts "
+                     r"\(onRequestGet\)", log)
+    assert "cloud-functions/lib/format.ts" in log  # a helper: listed as not routed
+
+
+def test_three_turns_remember_through_the_store_while_a_global_forgets(
+    client: httpx.Client,
+) -> None:
+    cid = f"notes-{uuid.uuid4().hex[:8]}"
+    answers = []
+    for note in ("alpha", "beta", "gamma"):
+        response = client.post("/notes", json={"note": note},
+                               headers={"makers-conversation-id": cid})
+        assert response.status_code == 200, response.text
+        assert response.headers["makers-conversation-id"] == cid
+        assert response.headers["makers-run-id"] == response.json()["run_id"]
+        answers.append(response)
+    assert [a.json()["notes"] for a in answers] == [
+        ["alpha"], ["alpha", "beta"], ["alpha", "beta", "gamma"]
+    ]
+    # each turn landed on another instance, whose module-global counter had not seen
+    # the earlier ones (the first test here to call /notes)
+    assert len({a.headers["makers-instance"] for a in answers}) == 3
+    assert [a.json()["turns"] for a in answers] == [1, 1, 1]
+
+
+def test_a_python_cloud_function_reads_what_a_ts_agent_wrote(client: httpx.Client) -> None:
+    cid = f"shared-{uuid.uuid4().hex[:8]}"
+    for note in ("one", "two"):
+        sent = client.post("/notes", json={"note": note}, headers={"makers-conversation-id": cid})
+        assert sent.status_code == 200, sent.text
+    python_view = client.get(f"/api/notes/{cid}")
+    assert python_view.status_code == 200, python_view.text
+    assert python_view.json() == {"notes": ["one", "two"], "messages": ["one", "two"]}
+    node_view = client.get(f"/api/ts-notes/{cid}", params={"q": "x"})
+    assert node_view.status_code == 200, node_view.text
+    assert node_view.json() == {
+        "cid": cid, "contents": ["one", "two"], "hasCheckpointer": False, "query": "x"
+    }
+
+
+def test_sse_frames_arrive_one_by_one(client: httpx.Client) -> None:
+    arrivals: list[tuple[float, str]] = []
+    with client.stream("POST", "/countdown", json={"from": 3, "pause_ms": 400}) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"].startswith("text/event-stream")
+        for _event, data in sse_events(response.iter_lines()):
+            arrivals.append((time.monotonic(), data))
+    assert [json.loads(data) for _, data in arrivals] == [
+        {"n": 3}, {"n": 2}, {"n": 1}, {"done": True}
+    ]
+    gaps = [later - earlier for (earlier, _), (later, _) in itertools.pairwise(arrivals)]
+    assert all(gap > 0.25 for gap in gaps), gaps  # not collected and sent at the end
+
+
+def _trace(server: Server, run_id: str) -> dict[str, object]:
+    path = server.project / ".makers-store" / "traces.jsonl"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+            record = json.loads(line)
+            if record["run_id"] == run_id:
+                return record  # type: ignore[no-any-return]
+        time.sleep(0.1)
+    raise AssertionError(f"no trace record for {run_id}")
+
+
+def test_stop_aborts_the_run_on_another_instance(server: Server, client: httpx.Client) -> None:
+    cid = f"stream-{uuid.uuid4().hex[:8]}"
+    frames: list[object] = []
+    with client.stream("POST", "/countdown", json={"from": 200, "pause_ms": 100},
+                       headers={"makers-conversation-id": cid}) as response:
+        run_id = response.headers["makers-run-id"]
+        events = sse_events(response.iter_lines())
+        frames.append(json.loads(next(events)[1]))
+        with server.client() as other:
+            stopped = other.post("/stop", json={"conversation_id": cid})
+        assert stopped.status_code == 200, stopped.text
+        assert stopped.json() == {
+            "status": "stopped", "aborted": True, "conversation_id": cid, "run_id": run_id
+        }
+        started = time.monotonic()
+        frames += [json.loads(data) for _, data in events]
+        assert time.monotonic() - started < 5
+    assert frames[-1] == {"stopped": True}
+    assert len(frames) < 50
+    again = client.post("/stop", json={"conversation_id": cid}).json()
+    assert again["aborted"] is False and again["run_id"] is None
+    record = _trace(server, run_id)
+    assert record["status"] == "aborted"
+    assert record["attributes"] == {"from": 200}
+    spans = record["spans"]
+    assert isinstance(spans, list) and spans[0]["name"] == "countdown"
+    assert spans[0]["attributes"] == {"from": 200, "aborted": True}
+
+
+@pytest.mark.parametrize("case", ["unbound", "limit"])
+def test_bad_input_gives_the_same_named_error_in_both_languages(
+    client: httpx.Client, case: str
+) -> None:
+    headers = {} if case == "unbound" else {"makers-conversation-id": "errors"}
+    node = client.post("/bad_ts", json={"case": case}, headers=headers)
+    python = client.post("/bad_py", json={"case": case}, headers=headers)
+    assert node.status_code == python.status_code == 500
+    assert node.json()["error"] == python.json()["error"]
+    assert node.json()["error"].startswith("MemoryValidationError: ")
+
+
+def test_kv_tools_and_store_errors_in_javascript(server: Server, client: httpx.Client) -> None:
+    cid = f"tools-{uuid.uuid4().hex[:8]}"
+    response = client.post("/toolbox", json={}, headers={"makers-conversation-id": cid})
+    assert response.status_code == 200, response.text
+    data = response.json()
+    assert data["fromKv"] == {"hello": "kv"}
+    assert data["keys"] == ["greeting"]
+    assert data["written"]["path"] == "/notes/a.txt"
+    assert data["read"]["content"] == "hi"
+    assert data["kvError"].startswith("MemoryValidationError: kv.set: value must be a str")
+    assert data["missing"] == "MemoryNotFoundError"
+    assert data["toolNames"] == 14
+    workspaces = server.project / ".makers-store" / "workspaces"
+    assert [p.read_text() for p in workspaces.glob("*/notes/a.txt")] == ["hi"]
+
+
+def test_a_route_file_that_does_not_export_a_handler_answers_500(
+    tmp_path: Path,
+) -> None:
+    project = write_project(tmp_path / "project", {
+        "agents/empty.ts": "export const nothing = 1;\n",
+        "agents/broken.ts": "export async function onRequest( {\n",
+    })
+    with serving(project, tmp_path / "serve.log", "--store", "memory://") as running:
+        with running.client() as client:
+            empty = client.post("/empty", json={})
+            broken = client.post("/broken", json={})
+        assert empty.status_code == 500
+        assert "agents/empty.ts exports no onRequest" in empty.json()["error"]
+        assert broken.status_code == 500
+        assert "agents/broken.ts failed to import" in broken.json()["error"]
+        assert "ERROR agents/broken.ts failed to import" in running.log()
