@@ -159,7 +159,8 @@ class AgentRunner:
 
     async def run(self, route: Route, request: Request, cid: str, run_id: str) -> Response:
         raw = await request.body()
-        if not raw.strip() and route.relative not in self._warned_empty:
+        empty_post = request.method == "POST" and not raw.strip()
+        if empty_post and route.relative not in self._warned_empty:
             self._warned_empty.add(route.relative)
             logger.warning(
                 "%s: a POST with an empty body is handed over as {}; the platform refuses it "

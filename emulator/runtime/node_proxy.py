@@ -31,7 +31,7 @@ from .context import AgentContext
 from .http_client import Connection, ResponseHead, UpstreamError, request_json
 from .node_handlers import NodeRuns
 from .node_worker import NodeWorker
-from .responses import RelayedError
+from .responses import RelayedError, error_response
 from .routes import Route
 from .sse import StreamResponse
 
@@ -71,21 +71,36 @@ def _is_stream(head: ResponseHead) -> bool:
     return head.get(b"content-length") is None and kind.startswith(_STREAMED)
 
 
+def _node_failed(exc: UpstreamError, run_id: str) -> RelayedError:
+    """A 502, as the front answers for an instance that dies: this instance stops next."""
+    message = f"the Node worker stopped while handling this request: {exc}"
+    return RelayedError(error_response(502, message, run_id=run_id))
+
+
 async def _exchange(
-    node: NodeWorker, method: str, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes
+    node: NodeWorker, method: str, target: bytes, headers: list[tuple[bytes, bytes]], body: bytes,
+    run_id: str,
 ) -> tuple[Connection, ResponseHead]:
-    connection = await Connection.open("127.0.0.1", node.port, within_s=CONNECT_TIMEOUT_S)
+    try:
+        connection = await Connection.open("127.0.0.1", node.port, within_s=CONNECT_TIMEOUT_S)
+    except UpstreamError as exc:
+        raise _node_failed(exc, run_id) from None
     try:
         await connection.send_request(method, target, headers, body)
         return connection, await connection.read_head()
+    except UpstreamError as exc:
+        await connection.close()
+        raise _node_failed(exc, run_id) from None
     except BaseException:
         await connection.close()
         raise
 
 
-async def _collect(connection: Connection, head: ResponseHead) -> Response:
+async def _collect(connection: Connection, head: ResponseHead, run_id: str) -> Response:
     try:
         data = b"".join([piece async for piece in connection.iter_body()])
+    except UpstreamError as exc:
+        raise _node_failed(exc, run_id) from None
     finally:
         await connection.close()
     response = Response(data, status_code=head.status, headers=_relayed_headers(head))
@@ -122,9 +137,11 @@ def agent_handler(
             pairs = [(k.encode("latin-1"), v.encode("latin-1"))
                      for k, v in ctx.request.headers.items()]
             headers = _headers(node, pairs, meta)
-            connection, head = await _exchange(node, "POST", target, headers, ctx.request.raw_body)
+            connection, head = await _exchange(
+                node, ctx.request.method, target, headers, ctx.request.raw_body, ctx.run_id
+            )
             if not _is_stream(head):
-                return await _collect(connection, head)
+                return await _collect(connection, head, ctx.run_id)
             streaming = True
             return StreamResponse(
                 _relay(connection, watcher, runs, ctx), status=head.status,
@@ -164,8 +181,8 @@ async def function_response(
     if request.scope.get("query_string"):
         target += b"?" + request.scope["query_string"]
     headers = _headers(node, list(request.scope["headers"]), meta)
-    connection, head = await _exchange(node, request.method, target, headers, raw)
     try:
-        return await _collect(connection, head)
+        connection, head = await _exchange(node, request.method, target, headers, raw, run_id)
+        return await _collect(connection, head, run_id)
     except RelayedError as exc:
         return exc.response

@@ -271,7 +271,11 @@ class WorkerApp:
     async def _route(self, request: Request, cid: str, run_id: str) -> Response:
         path = request.url.path
         agent = self.routes.agent_for(path)
-        if agent is not None and request.method == "POST":
+        # a Node agent also takes CORS preflights (onRequestOptions, or onRequest checking
+        # context.request.method, as the AI-Assistant template does)
+        if agent is not None and (
+            request.method == "POST" or (agent.language == "node" and request.method == "OPTIONS")
+        ):
             return await self.agents.run(agent, request, cid, run_id)
         found = self.routes.function_for(path)
         if found is not None:

@@ -163,3 +163,34 @@ NODE_PROJECT = {
         export const format = (text: string) => text.trim();
     """,
 }
+
+#: Recycling, reload, a crashing Node worker, an app exported by default, a preflight.
+NODE_LIFECYCLE = {
+    "agents/counter.ts": """
+        let served = 0;  // this Node worker's own count: reset with its instance
+
+        export async function onRequestPost(context: any) {
+          served += 1;
+          return Response.json({ served, version: 1 });
+        }
+
+        export async function onRequestOptions() {
+          const headers = { 'Access-Control-Allow-Origin': '*' };
+          return new Response(null, { status: 204, headers });
+        }
+    """,
+    "agents/crash.mjs": """
+        export async function onRequest() {
+          setTimeout(() => process.exit(3), 10);
+          await new Promise((done) => setTimeout(done, 1000));
+          return new Response('not reached');
+        }
+    """,
+    "cloud-functions/app/[[rest]].js": """
+        // An Express-style app: a (req, res) function exported by default.
+        export default function app(req, res) {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ method: req.method, url: req.url }));
+        }
+    """,
+}

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from .harness import Server, pid_alive, serving, sse_events, write_project
-from .node_projects import NODE_PROJECT
+from .node_projects import NODE_LIFECYCLE, NODE_PROJECT
 
 pytestmark = pytest.mark.slow
 
@@ -187,3 +187,38 @@ def test_a_route_file_that_does_not_export_a_handler_answers_500(
         assert broken.status_code == 500
         assert "agents/broken.ts failed to import" in broken.json()["error"]
         assert "ERROR agents/broken.ts failed to import" in running.log()
+
+
+def test_recycle_reload_crash_app_and_preflight(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", NODE_LIFECYCLE)
+    with serving(project, tmp_path / "serve.log", "--store", f"sqlite:///{tmp_path / 's.db'}",
+                 "--recycle-every", "2", "--reload") as running, running.client() as client:
+        counts = [client.post("/counter", json={}).json()["served"] for _ in range(4)]
+        assert counts == [1, 2, 1, 2]  # a fresh Node worker with each fresh instance
+
+        preflight = client.options("/counter")
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == "*"
+
+        app = client.delete("/app/users/7", params={"x": "1"})
+        assert app.status_code == 200, app.text
+        assert app.json() == {"method": "DELETE", "url": "/users/7?x=1"}
+
+        crashed = client.post("/crash", json={})
+        assert crashed.status_code == 502, crashed.text
+        assert "the Node worker stopped while handling this request" in crashed.json()["error"]
+        deadline = time.monotonic() + 20  # the instance stops; a fresh one takes its place
+        while (after := client.post("/counter", json={})).status_code != 200:
+            assert time.monotonic() < deadline, running.log()
+            time.sleep(0.2)
+        assert after.headers["makers-instance-pid"] != crashed.headers["makers-instance-pid"]
+
+        source = project / "agents" / "counter.ts"
+        source.write_text(source.read_text().replace("version: 1", "version: 2"))
+        deadline = time.monotonic() + 30
+        while client.post("/counter", json={}).json()["version"] != 2:
+            assert time.monotonic() < deadline, running.log()
+            time.sleep(0.3)
+    log = running.log()
+    assert "the Node worker (pid" in log and "exited with code 3" in log
+    assert "changed: agents/counter.ts; restarting the instances" in log
