@@ -17,9 +17,6 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-#: Keys fetched per listing call.
-BATCH = 500
-
 
 @app.command(
     "ls",
@@ -47,28 +44,20 @@ def ls_command(
     console = stdout()
     shown = 0
     with open_session(ctx) as session:
-        start_after: str | None = None
-        while limit is None or shown < limit:
-            size = BATCH if limit is None else min(BATCH, limit - shown)
-            batch = session.call(session.blobs.list(prefix, start_after=start_after, limit=size))
-            for info in batch:
-                if as_json:
-                    emit_json_line(
-                        {
-                            "key": info.key,
-                            "size": info.size,
-                            "etag": info.etag,
-                            "updated_at": info.updated_at,
-                        }
-                    )
-                else:
-                    updated = local_time(info.updated_at)
-                    line = f"{info.size:>10}  {updated}  {info.etag:<16}  {info.key}"
-                    console.print(line)
-            shown += len(batch)
-            if len(batch) < size:
-                break
-            start_after = batch[-1].key
+        for info in session.store.admin.list_blobs(prefix, limit=limit):
+            if as_json:
+                emit_json_line(
+                    {
+                        "key": info.key,
+                        "size": info.size,
+                        "etag": info.etag,
+                        "updated_at": info.updated_at,
+                    }
+                )
+            else:
+                updated = local_time(info.updated_at)
+                console.print(f"{info.size:>10}  {updated}  {info.etag:<16}  {info.key}")
+            shown += 1
     if shown == 0 and not as_json:
         stderr().print("no blobs" + (f" under {prefix!r}" if prefix else ""))
 
@@ -90,7 +79,7 @@ def get_command(
 ) -> None:
     """Show one blob: key, size, etag, updated time and its value."""
     with open_session(ctx) as session:
-        blob = session.call(session.blobs.get(key))
+        blob = session.store.admin.get_blob(key)
     if blob is None:
         raise NotFound(f"no blob under key {key!r}")
     if raw:

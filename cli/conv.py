@@ -165,11 +165,9 @@ def show_command(
     ctx: typer.Context, conversation_id: ConversationId, as_json: JsonOutput = False
 ) -> None:
     """Show one conversation: metadata, message count, times, users, state keys."""
-    from makers_store.admin import conversation_users
-
     with open_session(ctx) as session:
         meta = _require(session.store, conversation_id)
-        users = session.call(conversation_users(session.blobs, conversation_id)) or []
+        users = session.store.admin.conversation_users(conversation_id) or []
         state_keys = sorted(session.state(conversation_id).items())
     if as_json:
         from .render import emit_json

@@ -38,28 +38,23 @@ def copy_command(
     interrupted copy is finished by running it again. Copy a store that
     nobody is writing to.
     """
-    from makers_store.copying import copy_store, count_units
-    from makers_store.factory import open_blob_store
+    from contextlib import closing
+
     from makers_store.portal import Portal
 
+    from .context import Session
     from .errors import UsageProblem
     from .render import emit_json, progress, stderr
 
     if source == destination:
         raise UsageProblem("SRC_URL and DST_URL name the same store")
-    portal = Portal()
+    portal = Portal()  # one event loop for both stores: the copy uses them together
     try:
-        src = open_blob_store(source, create=False)
-        try:
-            dst = open_blob_store(destination)
-            try:
-                total = portal.call(count_units(src))
+        with closing(Session(source, portal=portal)) as src:
+            with closing(Session(destination, create=True, portal=portal)) as dst:
+                total = src.store.admin.count_units()
                 with progress("copying", total) as bar:
-                    report = portal.call(copy_store(src, dst, prune=prune, progress=bar.advance))
-            finally:
-                portal.call(dst.close())
-        finally:
-            portal.call(src.close())
+                    report = src.store.admin.copy_to(dst.store, prune=prune, progress=bar.advance)
     finally:
         portal.stop()
     if as_json:

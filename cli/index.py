@@ -17,7 +17,7 @@ app = typer.Typer(
 @app.command("ls", epilog=examples("makers-store index ls --user u_123"))
 def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput = False) -> None:
     """List the raw index entries (recency, then per-user) and whether each is current."""
-    from makers_store.admin import IndexEntry, iter_index_entries
+    from makers_store import IndexEntry
 
     from .render import emit_json_line, local_time, stdout
 
@@ -37,7 +37,7 @@ def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput 
 
     count = 0
     with open_session(ctx) as session:
-        for entry in session.iterate(iter_index_entries(session.blobs, user_id=user)):
+        for entry in session.store.admin.iter_index_entries(user_id=user):
             show(entry)
             count += 1
     if not as_json and count == 0:
@@ -55,10 +55,8 @@ def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput 
 )
 def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Compare every index entry with the conversations; exit code 1 on drift."""
-    from makers_store.admin import check_indexes
-
     with open_session(ctx) as session:
-        report = session.call(check_indexes(session.blobs))
+        report = session.store.admin.check_index()
     from .render import emit_json, stdout
 
     if as_json:
@@ -83,14 +81,12 @@ def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
 @app.command("rebuild", epilog=examples("makers-store index rebuild"))
 def rebuild_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Recreate every index entry from the conversations and remove stale ones."""
-    from makers_store.admin import count_conversations, rebuild_indexes
-
     from .render import emit_json, progress, stdout
 
     with open_session(ctx) as session:
-        total = session.call(count_conversations(session.blobs))
+        total = session.store.admin.count_conversations()
         with progress("rebuilding indexes", total) as bar:
-            summary = session.call(rebuild_indexes(session.blobs, on_conversation=bar.advance))
+            summary = session.store.admin.rebuild_index(on_conversation=bar.advance)
     if as_json:
         emit_json(summary.to_dict())
     else:

@@ -12,7 +12,6 @@ from .options import JsonOutput
 
 def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Which store is in use and why; counts, size on disk, schema version."""
-    from makers_store.admin import store_counts
     from makers_store.errors import MemoryNotFoundError
 
     from .render import emit_json, stdout
@@ -20,8 +19,8 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     try:
         with open_session(ctx) as session:
             location = session.store.location
-            backend: dict[str, Any] = session.blobs.describe()
-            counts = session.call(store_counts(session.blobs))
+            backend: dict[str, Any] = session.store.blobs.describe()
+            counts = session.store.admin.counts()
     except MemoryNotFoundError as missing:  # raised by the open: nothing was created
         _not_created(cli_state(ctx).store_url, str(missing), as_json=as_json)
         return

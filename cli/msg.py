@@ -132,33 +132,22 @@ def _walk(
     after: str | None,
     before: str | None,
 ) -> tuple[list[Message], bool]:
-    """Up to ``limit`` messages (None: all) from the cursor, paging through the
-    API; returns them and whether more lie beyond."""
-    items: list[Message] = []
-    forward = before is None
-    cursor = after if forward else before
+    """Up to ``limit`` messages (None: all) from the cursor, in ``order``;
+    returns them and whether more lie beyond."""
+    from contextlib import closing
+    from itertools import islice
 
-    def page(size: int) -> list[Message]:
-        return store.get_messages(
-            conversation_id=conversation_id,
-            limit=size,
-            order=order,
-            after=cursor if forward else None,
-            before=None if forward else cursor,
-        )
-
-    while limit is None or len(items) < limit:
-        size = PAGE if limit is None else min(PAGE, limit - len(items))
-        batch = page(size)
-        if forward:
-            items += batch
-        else:
-            items[:0] = batch
-        if batch:
-            cursor = batch[-1].message_id if forward else batch[0].message_id
-        if len(batch) < size:
-            return items, False
-    return items, bool(page(1))
+    size = PAGE if limit is None else min(PAGE, limit + 1)  # + 1: whether more lie beyond
+    walk = store.iter_messages(
+        conversation_id, order=order, after=after, before=before, page_size=size
+    )
+    with closing(walk):
+        items = list(islice(walk, None if limit is None else limit + 1))
+    more = limit is not None and len(items) > limit
+    items = items[:limit]
+    if before is not None:  # walked away from the cursor: shown in ``order``
+        items.reverse()
+    return items, more
 
 
 @app.command(
@@ -226,10 +215,8 @@ def show_command(
     as_json: JsonOutput = False,
 ) -> None:
     """Show one message in full."""
-    from makers_store.admin import read_message
-
     with open_session(ctx) as session:
-        message = session.call(read_message(session.blobs, conversation_id, message_id))
+        message = session.store.get_message(conversation_id, message_id)
     if message is None:
         raise _unknown(conversation_id, message_id)
     from .render import emit_json, message_view, stdout
@@ -303,13 +290,11 @@ def delete_command(
     ctx: typer.Context, conversation_id: ConversationId, message_id: MessageId, yes: Yes = False
 ) -> None:
     """Delete one message (asks first)."""
-    from makers_store.admin import read_message
-
     from .errors import CliError
 
     with open_session(ctx) as session, _known(conversation_id, message_id):
         if not yes:
-            shown = session.call(read_message(session.blobs, conversation_id, message_id))
+            shown = session.store.get_message(conversation_id, message_id)
             if shown is None:
                 raise _unknown(conversation_id, message_id)
             if not confirmed(

@@ -66,9 +66,6 @@ def export_command(
     ] = None,
 ) -> None:
     """Write conversations, messages, metadata and state as JSON lines."""
-    from makers_store.admin import count_conversations
-    from makers_store.transfer import export_jsonl
-
     from .errors import Interrupted
     from .render import progress, stderr
 
@@ -76,11 +73,8 @@ def export_command(
     total = 0
     try:
         with open_session(ctx) as session:
-            total = (
-                len(set(conversation))
-                if conversation
-                else session.call(count_conversations(session.blobs))
-            )
+            admin = session.store.admin
+            total = len(set(conversation)) if conversation else admin.count_conversations()
             with _destination(output) as write, progress("exporting", total) as bar:
 
                 def exported() -> None:
@@ -89,14 +83,8 @@ def export_command(
                     done += 1
                     bar.advance()
 
-                counts = session.call(
-                    export_jsonl(
-                        session.blobs,
-                        write,
-                        conversation_ids=conversation,
-                        user_id=user,
-                        on_conversation=exported,
-                    )
+                counts = admin.export_jsonl(
+                    write, conversation_ids=conversation, user_id=user, on_conversation=exported
                 )
     except KeyboardInterrupt:
         # _destination removed the temporary file: FILE is as it was.
@@ -138,8 +126,6 @@ def import_command(
     as_json: JsonOutput = False,
 ) -> None:
     """Read JSON lines written by export back into the store (idempotent)."""
-    from makers_store.importer import import_jsonl
-
     from .errors import Interrupted, UsageProblem
     from .render import emit_json, progress, stderr
 
@@ -165,8 +151,8 @@ def import_command(
                     nonlocal done, conversations
                     done, conversations = count, of
 
-                counts = session.call(
-                    import_jsonl(session.blobs, lines, progress=advanced, on_conversation=replaced)
+                counts = session.store.admin.import_jsonl(
+                    lines, progress=advanced, on_conversation=replaced
                 )
         except KeyboardInterrupt:
             where = f"after {done} of {conversations} conversations" if conversations else "early"

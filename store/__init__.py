@@ -12,10 +12,12 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .admin import StoreAdmin
     from .api import ContextStore, StateStore
     from .blob import Blob, BlobInfo, BlobStore
     from .clock import Clock, IdSource
     from .convert import to_anthropic_messages, to_openai_input
+    from .copying import CopyReport
     from .errors import (
         BackendError,
         MemoryConflictError,
@@ -29,17 +31,24 @@ if TYPE_CHECKING:
         SyncCallInEventLoopError,
     )
     from .factory import open_blob_store, open_store
+    from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
+    from .inventory import StoreCounts
     from .location import StoreLocation
     from .models import ConversationMeta, ListConversationsResult, Message
-    from .sync_api import SyncContextStore, SyncStateStore
+    from .runner import UnitRunner
+    from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
+    from .transfer import TransferCounts
+    from .watch import StoreChange, StoreWatch, SyncStoreWatch
 
 # Imported on first use (PEP 562): importing any submodule, such as the CLI
 # (makers_store.cli), runs this file first, and `makers-store --help` must not
 # pay for the API and its backends (issue 12, item 22).
 _SOURCES = {
+    ".admin": ("StoreAdmin",),
     ".api": ("ContextStore", "StateStore"),
     ".blob": ("Blob", "BlobInfo", "BlobStore"),
     ".clock": ("Clock", "IdSource"),
+    ".copying": ("CopyReport",),
     ".convert": ("to_anthropic_messages", "to_openai_input"),
     ".errors": (
         "BackendError",
@@ -54,9 +63,14 @@ _SOURCES = {
         "SyncCallInEventLoopError",
     ),
     ".factory": ("open_blob_store", "open_store"),
+    ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
+    ".inventory": ("StoreCounts",),
     ".location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
-    ".sync_api": ("SyncContextStore", "SyncStateStore"),
+    ".runner": ("UnitRunner",),
+    ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
+    ".transfer": ("TransferCounts",),
+    ".watch": ("StoreChange", "StoreWatch", "SyncStoreWatch"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 
@@ -83,7 +97,11 @@ __all__ = [
     "Clock",
     "ContextStore",
     "ConversationMeta",
+    "CopyReport",
     "IdSource",
+    "IndexCheck",
+    "IndexDrift",
+    "IndexEntry",
     "ListConversationsResult",
     "MemoryConflictError",
     "MemoryCorruptError",
@@ -93,12 +111,21 @@ __all__ = [
     "Message",
     "MissingExtraError",
     "PreconditionFailedError",
+    "RebuildSummary",
     "StateStore",
+    "StoreAdmin",
+    "StoreChange",
+    "StoreCounts",
     "StoreError",
     "StoreLocation",
+    "StoreWatch",
     "SyncCallInEventLoopError",
     "SyncContextStore",
     "SyncStateStore",
+    "SyncStoreAdmin",
+    "SyncStoreWatch",
+    "TransferCounts",
+    "UnitRunner",
     "open_blob_store",
     "open_store",
     "open_sync_store",

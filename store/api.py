@@ -2,7 +2,7 @@
 
 Every method validates its arguments (raising before anything is written),
 builds a program from :mod:`makers_store.programs`, and has the backend run
-it as one unit of work (:class:`makers_store.shared.Shared` runs it again
+it as one unit of work (:class:`makers_store.runner.UnitRunner` runs it again
 when it loses a race with another writer on a backend without transactions).
 How the methods read positional, keyword and bound-store calls:
 :mod:`makers_store.arguments`.
@@ -10,11 +10,22 @@ How the methods read positional, keyword and bound-store calls:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from . import adapters, appends, arguments, keys, listing, programs, validate
+from . import (
+    adapters,
+    appends,
+    arguments,
+    keys,
+    listing,
+    message_lookup,
+    message_programs,
+    programs,
+    state_programs,
+    validate,
+)
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .clock import Clock, IdSource, random_suffix, system_clock
@@ -25,7 +36,8 @@ from .convert import to_openai_input as _to_openai
 from .errors import MemoryValidationError
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
-from .shared import Shared
+from .runner import UnitRunner
+from .watch import StoreWatch
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (
@@ -40,41 +52,42 @@ if TYPE_CHECKING:
     from .adapters.langgraph_checkpoints import MakersCheckpointSaver
     from .adapters.langgraph_store import MakersLangGraphStore
     from .adapters.openai_sessions import OpenAISession
+    from .admin import StoreAdmin
 
 
 class StateStore:
     """A JSON key-value store bound to one conversation."""
 
-    def __init__(self, shared: Shared, conversation_id: str) -> None:
-        self._shared = shared
+    def __init__(self, runner: UnitRunner, conversation_id: str) -> None:
+        self._runner = runner
         self.conversation_id = conversation_id
 
     async def get(self, key: str) -> Any:
         """The value stored under ``key``, or None."""
         name = validate.state_key(key)
-        return await self._shared.run(
-            lambda: programs.state_get(self.conversation_id, name), write=False
+        return await self._runner.run(
+            lambda: state_programs.state_get(self.conversation_id, name), write=False
         )
 
     async def set(self, key: str, value: Any) -> None:
         """Store ``value`` (strict JSON) under ``key``."""
         name = validate.state_key(key)
         value_json = encode_json(value, argument="value")
-        await self._shared.run(
-            lambda: programs.state_set(self.conversation_id, name, value_json), write=True
+        await self._runner.run(
+            lambda: state_programs.state_set(self.conversation_id, name, value_json), write=True
         )
 
     async def delete(self, key: str) -> None:
         """Remove ``key``; a missing key is not an error."""
         name = validate.state_key(key)
-        await self._shared.run(
-            lambda: programs.state_delete(self.conversation_id, name), write=True
+        await self._runner.run(
+            lambda: state_programs.state_delete(self.conversation_id, name), write=True
         )
 
     async def items(self) -> dict[str, Any]:
         """Every key and value of this conversation's state."""
-        return await self._shared.run(
-            lambda: programs.state_items(self.conversation_id), write=False
+        return await self._runner.run(
+            lambda: state_programs.state_items(self.conversation_id), write=False
         )
 
 
@@ -94,7 +107,11 @@ class ContextStore:
         ids: IdSource | None = None,
         location: StoreLocation | None = None,
     ) -> None:
-        self._shared = Shared(blobs, clock or system_clock, ids or random_suffix, location)
+        self._runner = UnitRunner(blobs, clock=clock or system_clock, ids=ids or random_suffix)
+        self._location = location
+        #: adapters built once per store, shared with the views bound from it
+        self._adapters: dict[str, Any] = {}
+        self._closed = False
         self._conversation_id: str | None = None
         self._run_id: str | None = None
         self._owner = True
@@ -104,12 +121,26 @@ class ContextStore:
     @property
     def blobs(self) -> BlobStore:
         """The Blob-store backend (the raw view ``makers-store blob`` shows)."""
-        return self._shared.blobs
+        return self._runner.blobs
+
+    @property
+    def runner(self) -> UnitRunner:
+        """The unit runner (backend, clock, ids, retry policy) every program of
+        this store runs through: the framework adapters' too."""
+        return self._runner
+
+    @property
+    def admin(self) -> StoreAdmin:
+        """Maintenance over the whole store: counts, index check and rebuild,
+        export, import, copy, raw blobs (:class:`~makers_store.admin.StoreAdmin`)."""
+        from .admin import StoreAdmin  # imported on use: the import and copy machinery
+
+        return StoreAdmin(self._runner)
 
     @property
     def location(self) -> StoreLocation | None:
         """Where the data lives and why that place was chosen."""
-        return self._shared.location
+        return self._location
 
     @property
     def conversation_id(self) -> str | None:
@@ -126,7 +157,10 @@ class ContextStore:
         run ``run_id``. ``None`` gives an unbound view (``ctx.store`` of a
         request without a conversation): its ``state`` raises."""
         bound = object.__new__(ContextStore)
-        bound._shared = self._shared
+        bound._runner = self._runner
+        bound._location = self._location
+        bound._adapters = self._adapters
+        bound._closed = False
         bound._conversation_id = (
             None if conversation_id is None else validate.conversation_id(conversation_id)
         )
@@ -141,17 +175,17 @@ class ContextStore:
             raise MemoryValidationError(
                 "state needs a conversation: use store.bind(conversation_id).state"
             )
-        return StateStore(self._shared, self._conversation_id)
+        return StateStore(self._runner, self._conversation_id)
 
     async def close(self) -> None:
         """Close the backend (a no-op on bound stores, which share it)."""
-        if self._owner and not self._shared.closed:
-            self._shared.closed = True
-            for adapter in self._shared.adapters.values():  # sweepers, portal threads
+        if self._owner and not self._closed:
+            self._closed = True
+            for adapter in self._adapters.values():  # sweepers, portal threads
                 aclose = getattr(adapter, "aclose", None)
                 if aclose is not None:
                     await aclose()
-            await self._shared.blobs.close()
+            await self._runner.blobs.close()
 
     async def __aenter__(self) -> ContextStore:
         return self
@@ -182,12 +216,12 @@ class ContextStore:
         content_json = validate.content_json(arguments.required(content, "content"))
         metadata_json = validate.metadata_json(metadata)
         uid = validate.optional_user_id(user_id)
-        now, tie = self._shared.stamp()
+        now, tie = self._runner.stamp()
         new = appends.NewMessage(
-            cid, role, content_json, metadata_json, uid, now, self._shared.ids(), tie
+            cid, role, content_json, metadata_json, uid, now, self._runner.ids(), tie
         )
-        costly = self.blobs.costly_requests
-        return await self._shared.run(lambda: appends.append_message(new, costly), write=True)
+        caps = self.blobs.capabilities
+        return await self._runner.run(lambda: appends.append_message(new, caps), write=True)
 
     async def append_messages(
         self,
@@ -201,7 +235,7 @@ class ContextStore:
         cid = self._cid(conversation_id)
         uid = validate.optional_user_id(user_id)
         batch = validate.message_batch(arguments.required(messages, "messages"))
-        now, tie = self._shared.stamp()
+        now, tie = self._runner.stamp()
         news = []
         for index, item in enumerate(batch):
             with validate.item_context(f"messages[{index}]"):
@@ -213,12 +247,12 @@ class ContextStore:
                         metadata_json=validate.metadata_json(item.get("metadata")),
                         user_id=uid,
                         now=now,
-                        suffix=self._shared.ids(),
+                        suffix=self._runner.ids(),
                         tie=tie,
                     )
                 )
-        costly = self.blobs.costly_requests
-        return await self._shared.run(lambda: appends.append_messages(news, costly), write=True)
+        caps = self.blobs.capabilities
+        return await self._runner.run(lambda: appends.append_messages(news, caps), write=True)
 
     async def get_messages(
         self,
@@ -235,17 +269,64 @@ class ContextStore:
         validate.exclusive_cursors(after, before)
         after_seq = validate.message_cursor(after, "after")
         before_seq = validate.message_cursor(before, "before")
-        return await self._shared.run(
-            lambda: programs.get_messages(
+        return await self._runner.run(
+            lambda: message_programs.get_messages(
                 cid,
                 count,
                 direction,
                 after_seq,
                 before_seq,
-                self.blobs.lists_backward,
+                self.blobs.capabilities,
             ),
             write=False,
         )
+
+    async def get_message(
+        self, conversation_id: str | None = None, message_id: str | None = None
+    ) -> Message | None:
+        """One message by id, or None if the conversation or the message does
+        not exist. Also ``get_message(message_id)`` on a bound store."""
+        cid, mid = arguments.message_target(
+            self._conversation_id, conversation_id, message_id, usage="get_message(message_id)"
+        )
+        return await self._runner.run(lambda: message_lookup.message_by_id(cid, mid), write=False)
+
+    async def iter_messages(
+        self,
+        conversation_id: str | None = None,
+        order: Order | str = "asc",
+        after: str | None = None,
+        before: str | None = None,
+        page_size: int = 100,
+    ) -> AsyncIterator[Message]:
+        """Every message of the conversation in ``order`` (after the message id
+        ``after`` if given), or with ``before``, the messages that precede that
+        id in ``order``, nearest first: ``get_messages`` pages of ``page_size``
+        (1..100) followed by cursor, each read in its own unit of work
+        (messages appended meanwhile are reached in ``asc`` order; one deleted
+        meanwhile may still be yielded). Arguments are checked when the
+        iteration starts."""
+        cid = self._cid(conversation_id)
+        direction = validate.order(order)
+        size = validate.limit(page_size, "page_size")
+        validate.exclusive_cursors(after, before)
+        backward = before is not None
+        cursor = before if backward else after
+        while True:
+            page = await self.get_messages(
+                conversation_id=cid,
+                limit=size,
+                order=direction,
+                after=None if backward else cursor,
+                before=cursor if backward else None,
+            )
+            if backward:
+                page.reverse()  # the page is in ``order``; the walk goes away from ``before``
+            for message in page:
+                yield message
+            if len(page) < size:
+                return
+            cursor = page[-1].message_id
 
     async def update_message(
         self,
@@ -265,9 +346,11 @@ class ContextStore:
         content_json = None if content is _UNSET else validate.content_json(content)
         metadata_json = None if metadata is _UNSET else validate.metadata_json(metadata)
         seq = keys.seq_of_message_id(mid)
-        now = self._shared.clock()
-        return await self._shared.run(
-            lambda: programs.update_message(cid, mid, seq, content_json, metadata_json, now),
+        now = self._runner.clock()
+        return await self._runner.run(
+            lambda: message_programs.update_message(
+                cid, mid, seq, content_json, metadata_json, now
+            ),
             write=True,
         )
 
@@ -279,19 +362,19 @@ class ContextStore:
             self._conversation_id, conversation_id, message_id, usage="delete_message(message_id)"
         )
         seq = keys.seq_of_message_id(mid)
-        await self._shared.run(lambda: programs.delete_message(cid, mid, seq), write=True)
+        await self._runner.run(lambda: message_programs.delete_message(cid, mid, seq), write=True)
 
     async def clear_messages(self, conversation_id: str | None = None) -> None:
         """Delete every message; the conversation and its metadata stay."""
         cid = self._cid(conversation_id)
-        await self._shared.run(lambda: programs.clear_messages(cid), write=True)
+        await self._runner.run(lambda: message_programs.clear_messages(cid), write=True)
 
     # --- conversations -----------------------------------------------------
 
     async def get_conversation(self, conversation_id: str | None = None) -> ConversationMeta | None:
         """The conversation's meta, or None if it does not exist."""
         cid = self._cid(conversation_id)
-        return await self._shared.run(lambda: programs.get_conversation(cid), write=False)
+        return await self._runner.run(lambda: programs.get_conversation(cid), write=False)
 
     async def list_conversations(
         self,
@@ -309,18 +392,38 @@ class ContextStore:
         prefix = keys.index_prefix(uid)
         after_key = validate.conversation_cursor(after, "after", prefix)
         before_key = validate.conversation_cursor(before, "before", prefix)
-        return await self._shared.run(
+        return await self._runner.run(
             lambda: listing.list_conversations(
                 count,
                 direction,
                 after_key,
                 before_key,
                 uid,
-                self.blobs.lists_backward,
-                self.blobs.costly_requests,
+                self.blobs.capabilities,
             ),
             write=False,
         )
+
+    async def iter_conversations(
+        self, user_id: str | None = None, order: Order | str = "desc", page_size: int = 100
+    ) -> AsyncIterator[ConversationMeta]:
+        """Every conversation (or ``user_id``'s) by ``last_message_at``:
+        ``list_conversations`` pages of ``page_size`` (1..100) followed by
+        cursor, each read in its own unit of work (a conversation written
+        meanwhile moves in the order, so it may be yielded twice or not at
+        all). Arguments are checked when the iteration starts."""
+        direction = validate.order(order)
+        size = validate.limit(page_size, "page_size")
+        cursor: str | None = None
+        while True:
+            page = await self.list_conversations(
+                limit=size, order=direction, after=cursor, user_id=user_id
+            )
+            for meta in page.items:
+                yield meta
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     async def update_conversation(
         self, conversation_id: str | None = None, metadata: dict[str, Any] = _UNSET
@@ -328,15 +431,39 @@ class ContextStore:
         """Shallow-merge ``metadata``; a value of None deletes that key."""
         cid = self._cid(conversation_id)
         patch = validate.metadata_patch(arguments.required(metadata, "metadata"))
-        return await self._shared.run(lambda: programs.update_conversation(cid, patch), write=True)
+        return await self._runner.run(lambda: programs.update_conversation(cid, patch), write=True)
 
     async def delete_conversation(self, conversation_id: str | None = None) -> None:
         """Delete the conversation and everything it owns. Not recoverable."""
         cid = self._cid(conversation_id)
-        await self._shared.run(lambda: programs.delete_conversation(cid), write=True)
+        await self._runner.run(lambda: programs.delete_conversation(cid), write=True)
 
     def _cid(self, given: str | None) -> str:
         return arguments.conversation(self._conversation_id, given)
+
+    # --- watching ----------------------------------------------------------
+
+    def watch(
+        self, conversation_id: str | None = None, *, poll_interval: float = 1.0
+    ) -> StoreWatch:
+        """Changes to ``conversation_id`` (on a bound store, the bound one by
+        default), or to the list of conversations when there is none, as an
+        async iterator of :class:`~makers_store.watch.StoreChange`, by any
+        writer, in any process: ``async with store.watch("c1") as changes:
+        async for change in changes: ...``. Memory and PostgreSQL push the
+        keys written; SQLite notices commits within 0.1 s; object storage is
+        polled every ``poll_interval`` seconds (see README, "Watching")."""
+        given = self._conversation_id if conversation_id is None else conversation_id
+        cid = None if given is None else validate.conversation_id(given)
+        if (
+            isinstance(poll_interval, bool)
+            or not isinstance(poll_interval, int | float)
+            or not 0 < poll_interval <= 3600
+        ):
+            raise MemoryValidationError(
+                f"poll_interval must be a number of seconds in (0, 3600], got {poll_interval!r}"
+            )
+        return StoreWatch(self.blobs, cid, float(poll_interval))
 
     # --- conversions (synchronous) ----------------------------------------
 
@@ -406,7 +533,7 @@ class ContextStore:
         self, name: str, build: Callable[[ContextStore], adapters.AdapterT]
     ) -> adapters.AdapterT:
         """``build(self)``, made once per store: the views bound from it share it."""
-        built = self._shared.adapters
+        built = self._adapters
         if name not in built:
             built[name] = build(self)
         adapter: adapters.AdapterT = built[name]  # what ``build`` made under this name

@@ -197,6 +197,12 @@ def dumps_line(value: Any) -> str:
 # --- records ---------------------------------------------------------------
 
 
+def live_record(record: ConversationRecord | None) -> ConversationRecord | None:
+    """``record`` if it is that of a live conversation (see
+    :attr:`ConversationRecord.live`), else None."""
+    return record if record is not None and record.live else None
+
+
 @dataclass(slots=True)
 class ConversationRecord:
     """The stored meta of one conversation: the public fields plus bookkeeping.
@@ -240,6 +246,12 @@ class ConversationRecord:
     @property
     def position(self) -> tuple[int, int | None]:
         return self.last_message_at, self.last_tie
+
+    @property
+    def live(self) -> bool:
+        """Whether the conversation exists for readers: not being deleted
+        (``delete_conversation`` hides it first, then removes its keys)."""
+        return not self.deleting
 
     def visible(self, seq: int) -> bool:
         return self.cleared_below <= seq < self.next_seq and seq not in self.tombstones

@@ -27,14 +27,15 @@ from dataclasses import asdict, dataclass
 from typing import IO, Any
 
 from . import adapter_keys, keys
-from .admin import count_conversations, is_live, iter_conversations
 from .blob import BlobStore, Entry, Op, Program, delete, delete_many, list_keys, put, scan
 from .clock import IdSource, random_suffix
-from .codec import ConversationRecord, dumps_line
+from .codec import ConversationRecord, dumps_line, live_record
 from .importer import import_jsonl
+from .inventory import count_conversations, iter_conversations
 from .layout import ensure_layout
 from .programs import delete_conversation
-from .retry import DEFAULT_RETRY
+from .retry import DEFAULT_RETRY, RetryPolicy
+from .runner import UnitRunner
 from .transfer import FORMAT, OUTSIDE_RANGES, VERSION, TransferCounts, export_conversation
 
 PAGE = 500
@@ -118,7 +119,7 @@ async def _export(
     blobs: BlobStore, cid: str, record: ConversationRecord | None, *, keep: bool
 ) -> _Export:
     out = _Export(keep)
-    live = record if is_live(record) else None
+    live = live_record(record)
 
     def emit(line: dict[str, Any]) -> None:
         out.write(dumps_line(line) + "\n")
@@ -167,27 +168,27 @@ async def _copy_conversation(
     record: ConversationRecord | None,
     theirs: tuple[bool, ConversationRecord | None],
     report: CopyReport,
-    ids: IdSource,
+    writes: UnitRunner,
 ) -> None:
     mine = await _export(src, cid, record, keep=True)
     try:
         held, their_record = theirs
-        if held and is_live(their_record) == is_live(record):
+        if held and (live_record(their_record) is None) == (live_record(record) is None):
             same = await _export(dst, cid, their_record, keep=False)
             if same.digest.digest() == mine.digest.digest():
                 report.conversations_unchanged += 1
                 return
-        await import_jsonl(dst, mine.lines, ids=ids)
+        await import_jsonl(dst, mine.lines, ids=writes.ids, retry=writes.retry)
         report.conversations_written += 1
         report.bytes_written += mine.size
     finally:
         mine.close()
 
 
-async def _drop(dst: BlobStore, cid: str, prune: bool, report: CopyReport) -> None:
+async def _drop(writes: UnitRunner, cid: str, prune: bool, report: CopyReport) -> None:
     report.extra_conversations += 1
     if prune:
-        await DEFAULT_RETRY.run(lambda: dst.run(delete_conversation(cid), write=True))
+        await writes.run(lambda: delete_conversation(cid), write=True)
         report.pruned_conversations += 1
 
 
@@ -198,21 +199,21 @@ async def _copy_conversations(
     *,
     prune: bool,
     progress: Callable[[int], None] | None,
-    ids: IdSource,
+    writes: UnitRunner,
 ) -> None:
     theirs = _Destination(dst)
     async for cid, record in iter_conversations(src):
-        if record is not None and record.deleting:
+        if record is not None and not record.live:
             continue  # being deleted in the source: as if gone
         async for extra in theirs.before(cid):
-            await _drop(dst, extra, prune, report)
+            await _drop(writes, extra, prune, report)
         report.conversations += 1
         held = await theirs.take(cid)
-        await _copy_conversation(src, dst, cid, record, held, report, ids)
+        await _copy_conversation(src, dst, cid, record, held, report, writes)
         if progress is not None:
             progress(1)
     async for extra in theirs.before(None):
-        await _drop(dst, extra, prune, report)
+        await _drop(writes, extra, prune, report)
 
 
 # --- blobs outside conversations -----------------------------------------------------
@@ -252,7 +253,7 @@ async def _apply(dst: BlobStore, entries: list[Entry]) -> None:
     """One unit on a transactional destination; concurrent chunks on object storage."""
     if not entries:
         return
-    if dst.atomic:
+    if dst.capabilities.atomic:
         await dst.run(_write_all(entries), write=True)
         return
     size = -(-len(entries) // PARALLEL_CHUNKS)
@@ -319,13 +320,17 @@ async def copy_store(
     prune: bool = False,
     progress: Callable[[int], None] | None = None,
     ids: IdSource = random_suffix,
+    retry: RetryPolicy = DEFAULT_RETRY,
 ) -> CopyReport:
     """Copy every conversation and every blob outside them from ``src`` into
-    ``dst``; ``progress(n)`` after each conversation and page of blobs."""
+    ``dst``; ``progress(n)`` after each conversation and page of blobs. ``ids``
+    and ``retry`` are the destination's (its new generation names, and how a
+    conversation's unit is run again when it lost a race)."""
+    writes = UnitRunner(dst, ids=ids, retry=retry)
     report = CopyReport()
     await ensure_layout(src)
     await ensure_layout(dst, write=True)
-    await _copy_conversations(src, dst, report, prune=prune, progress=progress, ids=ids)
+    await _copy_conversations(src, dst, report, prune=prune, progress=progress, writes=writes)
     for start, end in OUTSIDE_RANGES:
         await _copy_range(src, dst, start, end, report, prune=prune, progress=progress)
     if report.langgraph_store_written:  # items blob by blob: the next use reindexes

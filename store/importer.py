@@ -32,7 +32,7 @@ from .import_records import (
 )
 from .layout import ensure_layout
 from .replacing import replace_conversation
-from .retry import DEFAULT_RETRY
+from .retry import DEFAULT_RETRY, RetryPolicy
 from .transfer import CHUNK_BYTES, TransferCounts
 
 __all__ = [
@@ -118,9 +118,11 @@ class _Lines:
             self._progress(number, self._lines)
 
 
-async def _replace(blobs: BlobStore, lines: _Lines, span: Span, ids: IdSource) -> None:
-    """Replace one conversation in one unit, again when a writer of the same
-    conversation got in between (the one retry policy of every store)."""
+async def _replace(
+    blobs: BlobStore, lines: _Lines, span: Span, ids: IdSource, retry: RetryPolicy
+) -> None:
+    """Replace one conversation in one unit, again (under ``retry``, the
+    store's one policy) when a writer of the same conversation got in between."""
     attempts = itertools.count()
 
     def make() -> Program[None]:
@@ -129,7 +131,7 @@ async def _replace(blobs: BlobStore, lines: _Lines, span: Span, ids: IdSource) -
             span.cid, records, has_conversation=span.has_conversation, new_generation=ids
         )
 
-    await DEFAULT_RETRY.run(lambda: blobs.run(make(), write=True))
+    await retry.run(lambda: blobs.run(make(), write=True))
     lines.skip(span.last_line)
 
 
@@ -147,13 +149,15 @@ async def import_jsonl(
     progress: Callable[[int, int], None] | None = None,
     on_conversation: Callable[[int, int], None] | None = None,
     ids: IdSource = random_suffix,
+    retry: RetryPolicy = DEFAULT_RETRY,
 ) -> TransferCounts:
     """Validate every line of ``source()`` then write them (``source`` is
     called once per pass, and again for a conversation whose unit is retried).
     ``progress(line, lines)`` reports records read; ``on_conversation(done,
     conversations)`` runs after each conversation is replaced (a stop there
     leaves every conversation of the file either replaced or untouched).
-    ``ids`` names the new generations (:mod:`makers_store.replacing`)."""
+    ``ids`` names the new generations (:mod:`makers_store.replacing`);
+    ``retry`` runs a conversation's unit again when it lost a race."""
     plan: Plan = plan_jsonl(source())
     await ensure_layout(blobs, write=True)
     counts = TransferCounts()
@@ -167,7 +171,7 @@ async def import_jsonl(
         number, record = lines.head
         if span is not None and number == span.first_line:
             await writer.flush()
-            await _replace(blobs, lines, span, ids)
+            await _replace(blobs, lines, span, ids, retry)
             _count(counts, span)
             done += 1
             if on_conversation is not None:

@@ -40,7 +40,7 @@ choose (LangGraph namespaces, checkpoint namespaces and task ids, Claude
 project keys and subpaths) are escaped but not bounded. ``{rank}`` is ``RANK_MAX -
 last_message_at`` (milliseconds), zero-padded to 15 digits, then ``~`` and
 ``TIE_MAX - tie``, 3 digits, where ``tie`` orders the writes of one
-millisecond (:meth:`makers_store.shared.Shared.stamp`), so keys sort newest
+millisecond (:meth:`makers_store.runner.UnitRunner.stamp`), so keys sort newest
 first, the later of two writes in one millisecond first, then by id: the
 default listing order is a forward listing, the only kind object storage
 serves without reading the whole range. Entries written before ties existed

@@ -4,16 +4,24 @@ The synchronous facade uses one portal per opened store: every call is
 handed to the portal's loop and the caller's thread waits for the result, so
 sync callers (cloud functions, the CLI, scripts) may run in any thread,
 including one that already runs an event loop of its own.
+
+A call interrupted by Ctrl-C (KeyboardInterrupt in the waiting thread) is
+cancelled and awaited before KeyboardInterrupt goes on, so that whatever the
+caller then reports about the store no longer changes behind it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Coroutine, Generator
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
+
+#: How often a waiting caller wakes up (seconds): see :meth:`Portal.call`.
+_WAKE = 0.05
 
 
 class Portal:
@@ -21,6 +29,7 @@ class Portal:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._interrupted = threading.Event()
 
     def _start(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -38,12 +47,65 @@ class Portal:
         """Whether the loop thread is up (it starts on the first call)."""
         return self._loop is not None
 
+    @property
+    def interrupted(self) -> bool:
+        """Whether a call was interrupted by Ctrl-C. Callbacks the library runs
+        on the portal's thread (progress) check it to stop a unit that never
+        yields to the event loop to be cancelled (a SQLite unit run inline)."""
+        return self._interrupted.is_set()
+
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the portal's loop and return its result."""
         loop = self._start()
         if threading.current_thread() is self._thread:
             coro.close()
             raise RuntimeError("a synchronous store cannot be called from its own portal thread")
-        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+        task: list[asyncio.Task[T]] = []
+
+        async def tracked() -> T:
+            current = asyncio.current_task()
+            assert current is not None  # a coroutine run by run_coroutine_threadsafe
+            task.append(current)
+            return await coro
+
+        future = asyncio.run_coroutine_threadsafe(tracked(), loop)
+        try:
+            # Waited in slices: SIGINT may be delivered to any thread, and only a
+            # waiting thread that wakes up now and then runs Python's handler (in
+            # the main thread) and sees KeyboardInterrupt at once.
+            while True:
+                try:
+                    return future.result(_WAKE)
+                except TimeoutError:
+                    continue
+        except KeyboardInterrupt:
+            self._interrupted.set()
+            if task:
+                loop.call_soon_threadsafe(task[0].cancel)
+            # A unit that runs inline ends before it sees the cancellation.
+            concurrent.futures.wait([future])
+            raise
+
+    def iterate(self, items: AsyncIterator[T]) -> Generator[T, None, None]:
+        """Walk an async iterator from synchronous code, one step per call;
+        it is closed (``aclose``) when the walk ends or is abandoned."""
+
+        async def step() -> tuple[bool, T | None]:
+            try:
+                return True, await anext(items)
+            except StopAsyncIteration:
+                return False, None
+
+        try:
+            while True:
+                more, item = self.call(step())
+                if not more:
+                    return
+                yield cast(T, item)  # an item when ``more``
+        finally:
+            aclose = getattr(items, "aclose", None)
+            if aclose is not None and self.running:
+                self.call(aclose())
 
     def stop(self) -> None:
         with self._lock:

@@ -14,7 +14,7 @@ takes 100 ms (S3 under load) collides with everyone who starts within those
 time, not by a count of attempts: a count says nothing about how long a
 caller waited, which is what a caller (and a request timeout) cares about.
 
-Both the store's runner (:class:`makers_store.shared.Shared`) and the
+Both the store's unit runner (:class:`makers_store.runner.UnitRunner`) and the
 importer retry through :data:`DEFAULT_RETRY`; tests build a policy with a
 fake clock and sleep.
 """

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import keys, names, validate
-from .admin import is_live, iter_conversations
 from .blob import BlobStore, Entry, Program, list_keys, scan
-from .codec import ConversationRecord, decode_message, decode_state, dumps_line
+from .codec import ConversationRecord, decode_message, decode_state, dumps_line, live_record
 from .errors import MemoryNotFoundError
+from .inventory import iter_conversations
 from .layout import ensure_layout
 from .programs import load_meta
 
@@ -236,8 +236,8 @@ async def export_jsonl(
     emit({"type": "header", "format": FORMAT, "version": VERSION})
     walk = _selected(blobs, ids) if ids else iter_conversations(blobs)
     async for cid, record in walk:
-        if record is None or not record.deleting:
-            live = record if is_live(record) else None
+        if record is None or record.live:
+            live = live_record(record)
             if uid is None or (live is not None and uid in live.user_ids):
                 await export_conversation(blobs, cid, live, emit, counts)
         if on_conversation is not None:

@@ -110,12 +110,12 @@ def _utf8_size(value: Any) -> int:
     return len(dumps(value).encode("utf-8"))
 
 
-def limit(value: Any) -> int:
+def limit(value: Any, argument: str = "limit") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise MemoryValidationError(f"limit must be an int, not {type(value).__name__}")
+        raise MemoryValidationError(f"{argument} must be an int, not {type(value).__name__}")
     if not MIN_LIMIT <= value <= MAX_LIMIT:
         raise MemoryValidationError(
-            f"limit must be between {MIN_LIMIT} and {MAX_LIMIT}, got {value}"
+            f"{argument} must be between {MIN_LIMIT} and {MAX_LIMIT}, got {value}"
         )
     return value
 

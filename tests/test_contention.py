@@ -105,7 +105,7 @@ def test_a_policy_that_could_not_wait_is_refused() -> None:
 
 def test_every_store_runs_its_units_under_the_default_policy() -> None:
     store = makers_store.open_store("memory://")
-    assert store._shared.retry is DEFAULT_RETRY
+    assert store.runner.retry is DEFAULT_RETRY
 
 
 async def test_sixteen_writers_on_one_conversation_lose_nothing_and_never_give_up() -> None:

@@ -11,10 +11,10 @@ import pytest
 
 import makers_store
 from makers_store import keys
-from makers_store.admin import check_indexes
 from makers_store.copying import copy_store, count_units
 from makers_store.emulator.memory import MemoryMap
 from makers_store.factory import open_blob_store
+from makers_store.index_repair import check_indexes
 from tests.backends import BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, CrashingBlobStore
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from makers_store import ContextStore
-from makers_store.admin import check_indexes
 from makers_store.blob import DeleteMany, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.codec import ConversationRecord
 from makers_store.emulator.memory import MemoryMap, StepwiseMemoryBlobStore
+from makers_store.index_repair import check_indexes
 from makers_store.programs import STALE_INDEX_BATCH
 
 
@@ -53,8 +53,8 @@ def open_on(data: MemoryMap, crash_at: int | None = None) -> tuple[ContextStore,
 async def seed() -> MemoryMap:
     data = MemoryMap()
     store, _ = open_on(data)
-    store._shared.clock = FixedClock()  # seed with earlier timestamps
-    store._shared.ids = counting_suffixes("s")
+    store.runner.clock = FixedClock()  # seed with earlier timestamps
+    store.runner.ids = counting_suffixes("s")
     for cid, user in [("a", "u1"), ("b", "u2"), ("a", None), ("b", "u1"), ("a", "u1")]:
         await store.append_message(
             conversation_id=cid, role="user", content=f"{cid}!", user_id=user

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from makers_store import ContextStore
-from makers_store.admin import check_indexes, rebuild_indexes
 from makers_store.blob import GetMany, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.codec import ConversationRecord
 from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
+from makers_store.index_repair import check_indexes, rebuild_indexes
 from makers_store.keys import meta_key
 from makers_store.programs import STALE_INDEX_BATCH
 

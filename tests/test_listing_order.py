@@ -10,9 +10,9 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore, keys
-from makers_store.admin import check_indexes
 from makers_store.clock import FixedClock
 from makers_store.codec import ConversationRecord
+from makers_store.index_repair import check_indexes
 from tests.backends import BACKENDS, backend_url
 
 

@@ -16,9 +16,10 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore, adapter_keys, keys
-from makers_store.admin import check_indexes, iter_conversations
 from makers_store.copying import copy_store
 from makers_store.importer import import_jsonl
+from makers_store.index_repair import check_indexes
+from makers_store.inventory import iter_conversations
 from makers_store.layout import LAYOUT
 from makers_store.transfer import export_jsonl
 from tests.backends import ADAPTER_BACKENDS, BACKENDS, backend_url

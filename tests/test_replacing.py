@@ -17,9 +17,9 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore
-from makers_store.admin import check_indexes
 from makers_store.emulator.memory import MemoryMap
 from makers_store.importer import import_jsonl
+from makers_store.index_repair import check_indexes
 from makers_store.transfer import export_jsonl
 from tests.backends import BACKENDS, backend_url
 from tests.test_copying import copy_map

@@ -60,7 +60,18 @@ from claude_agent_sdk.types import (
 )
 
 from .. import adapter_keys, keys, names, validate
-from ..blob import Blob, Op, Program, delete, delete_many, get, list_keys, put, scan
+from ..blob import (
+    Blob,
+    Op,
+    Program,
+    delete,
+    delete_many,
+    get,
+    list_keys,
+    put,
+    scan,
+    segments_under,
+)
 from ..codec import dumps, encode_json
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
 from ..programs import delete_range
@@ -371,6 +382,28 @@ def _read_binding(cid: str) -> Program[str | None]:
     return None if blob is None else blob.data.decode()
 
 
+def _transcripts_of(cid: str) -> Program[list[SessionKey]]:
+    """The transcripts kept for conversation ``cid``: under its own id and
+    under the session bound to it, each project's main transcript first."""
+    sids = [cid]
+    bound = yield from _read_binding(cid)
+    if bound is not None and bound != cid:
+        sids.append(bound)
+    found: list[SessionKey] = []
+    for sid in sids:
+        projects_prefix = keys.adapter_prefix(sid, "claude") + "p/"
+        for segment in (yield from segments_under(projects_prefix)):
+            project = keys.unescape(segment)
+            heads = yield from list_keys(adapter_keys.claude_heads_prefix(sid, project))
+            for info in heads:
+                subpath = adapter_keys.claude_subpath_of_head_key(info.key)
+                key: SessionKey = {"project_key": project, "session_id": sid}
+                if subpath is not None:
+                    key["subpath"] = subpath
+                found.append(key)
+    return found
+
+
 # --- public ------------------------------------------------------------------
 
 
@@ -405,21 +438,21 @@ class ClaudeSessionStore(SessionStore):
             return
         if not all(isinstance(entry, dict) for entry in entries):
             raise MemoryValidationError("entries must be a list of JSON objects")
-        shared = self._store._shared
+        runner = self._store.runner
         call = _Append(
             place,
             session_key,
             cast("list[dict[str, Any]]", entries),
             encode_json(entries, argument="entries"),
-            shared.clock(),
-            project_clock=not shared.blobs.costly_requests,
+            runner.clock(),
+            project_clock=not runner.blobs.capabilities.costly_requests,
         )
-        await shared.run(lambda: _append(call), write=True)
+        await runner.run(lambda: _append(call), write=True)
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         """Every entry appended to ``key``, in order; None if it was never written."""
         place, _ = _place(key)
-        return await self._store._shared.run(lambda: _load(place), write=False)
+        return await self._store.runner.run(lambda: _load(place), write=False)
 
     async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
         """The project's main transcripts with their mtimes (epoch ms)."""
@@ -439,25 +472,34 @@ class ClaudeSessionStore(SessionStore):
         """Delete one subagent transcript, or a session with all its subagents."""
         place, _ = _place(key)
         if place.is_main:
-            await self._store._shared.run(
+            await self._store.runner.run(
                 lambda: _delete_session(place.sid, place.project), write=True
             )
         else:
-            await self._store._shared.run(lambda: _delete_stream(place), write=True)
+            await self._store.runner.run(lambda: _delete_stream(place), write=True)
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
         """The subpaths of the session's subagent transcripts."""
         place, _ = _place({"project_key": key["project_key"], "session_id": key["session_id"]})
-        return await self._store._shared.run(
+        return await self._store.runner.run(
             lambda: _list_subkeys(place.sid, place.project), write=False
         )
 
+    async def conversation_transcripts(self, conversation_id: str) -> list[SessionKey]:
+        """The keys (for :meth:`load`) of every transcript kept for a
+        conversation: sessions whose id is ``conversation_id`` and the session
+        bound to it (``store.claude_session_binding``), main transcripts and
+        subagents', in every project. Reads only (binds nothing); an
+        addition to the SDK's ``SessionStore`` protocol, for browsing."""
+        cid = validate.conversation_id(conversation_id)
+        return await self._store.runner.run(lambda: _transcripts_of(cid), write=False)
+
     async def _heads(self, project_key: str) -> list[tuple[str, _Head]]:
         project = validate.identifier(project_key, "project_key")
-        shared = self._store._shared
-        found, stale = await shared.run(lambda: _list_heads(project), write=False)
+        runner = self._store.runner
+        found, stale = await runner.run(lambda: _list_heads(project), write=False)
         if stale:
-            await shared.run(lambda: _prune(project, stale), write=True)
+            await runner.run(lambda: _prune(project, stale), write=True)
         return found
 
 
@@ -465,9 +507,9 @@ async def session_binding(store: ContextStore, cid: str) -> str:
     """The Claude session id of conversation ``cid`` (validated by the caller)."""
     if _SESSION_UUID_RE.fullmatch(cid):
         return cid
-    shared = store._shared
-    bound = await shared.run(lambda: _read_binding(cid), write=False)
+    runner = store.runner
+    bound = await runner.run(lambda: _read_binding(cid), write=False)
     if bound is not None:
         return bound
     candidate = str(uuid.uuid4())
-    return await shared.run(lambda: _bind(cid, candidate), write=True)
+    return await runner.run(lambda: _bind(cid, candidate), write=True)

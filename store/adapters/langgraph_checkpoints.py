@@ -99,7 +99,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
 
     def __init__(self, store: ContextStore, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
-        self._shared = store._shared
+        self._runner = store.runner
         self._bridge = SyncBridge(
             "checkpointer", "await graph.ainvoke(...), await checkpointer.aget_tuple(...)"
         )
@@ -168,7 +168,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             isinstance(checkpoint_id, str) and adapter_keys.is_checkpoint_id(checkpoint_id)
         ):
             return None  # no stored checkpoint can carry such an id
-        stored = await self._shared.run(
+        stored = await self._runner.run(
             lambda: programs.load_checkpoint(thread_id, ns, checkpoint_id), write=False
         )
         return None if stored is None else self._tuple(thread_id, stored)
@@ -206,13 +206,13 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             return
         # several namespaces (or threads): gather, then order newest first
         if conf is None:
-            thread_ids = await self._shared.run(programs.threads, write=False)
+            thread_ids = await self._runner.run(programs.threads, write=False)
         else:
             thread_ids = [_thread(conf.get("thread_id"), "thread_id")]
         found_all: list[CheckpointTuple] = []
         for thread_id in thread_ids:
             namespaces = functools.partial(programs.namespaces, thread_id)
-            for ns in await self._shared.run(namespaces, write=False):
+            for ns in await self._runner.run(namespaces, write=False):
                 async for item in self._list_namespace(thread_id, ns, filter, before_id, limit):
                     found_all.append(item)
         found_all.sort(key=lambda item: item.checkpoint["id"], reverse=True)
@@ -232,7 +232,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         while remaining is None or remaining > 0:
             page = _LIST_PAGE if filter or remaining is None else min(remaining, _LIST_PAGE)
             read = functools.partial(programs.list_checkpoints, thread_id, ns, cursor, page)
-            stored = await self._shared.run(read, write=False)
+            stored = await self._runner.run(read, write=False)
             for entry in stored:
                 item = self._tuple(thread_id, entry)
                 cursor = item.checkpoint["id"]
@@ -282,7 +282,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             "split": len(checkpoint_bytes),
         }
         data = pack(header, checkpoint_bytes, metadata_bytes)
-        await self._shared.run(
+        await self._runner.run(
             lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id),
             write=True,
         )
@@ -324,26 +324,26 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             key = adapter_keys.langgraph_write_key(thread_id, ns, checkpoint_id, task_id, idx)
             records.append(WriteRecord(key, pack(header, value_bytes), keep_first=idx >= 0))
         if records:
-            await self._shared.run(lambda: programs.put_writes(records), write=True)
+            await self._runner.run(lambda: programs.put_writes(records), write=True)
 
     # --- whole threads -------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
         thread = _thread(thread_id, "thread_id")
-        await self._shared.run(lambda: programs.delete_thread(thread), write=True)
+        await self._runner.run(lambda: programs.delete_thread(thread), write=True)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         source = _thread(source_thread_id, "source_thread_id")
         target = _thread(target_thread_id, "target_thread_id")
         if source != target:
-            await self._shared.run(lambda: programs.copy_thread(source, target), write=True)
+            await self._runner.run(lambda: programs.copy_thread(source, target), write=True)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         runs = [_thread(run_id, "run_ids[]") for run_id in run_ids]
         if not runs:
             return
-        thread_ids = await self._shared.run(programs.threads, write=False)
-        await self._shared.run(lambda: programs.delete_runs(thread_ids, runs), write=True)
+        thread_ids = await self._runner.run(programs.threads, write=False)
+        await self._runner.run(lambda: programs.delete_runs(thread_ids, runs), write=True)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         if strategy not in _STRATEGIES:
@@ -353,7 +353,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         for thread_id in thread_ids:
             thread = _thread(thread_id, "thread_ids[]")
             program = programs.delete_thread if strategy == "delete" else programs.keep_latest
-            await self._shared.run(functools.partial(program, thread), write=True)
+            await self._runner.run(functools.partial(program, thread), write=True)
 
     # --- sync twins ------------------------------------------------------------
 

@@ -96,7 +96,7 @@ class MakersLangGraphStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
     ) -> None:
-        self._shared = store._shared
+        self._runner = store.runner
         self.ttl_config = ttl
         self.index_config = index
         self.embeddings: Embeddings | None = None
@@ -239,7 +239,7 @@ class MakersLangGraphStore(BaseStore):
     async def _ensure_index(self) -> None:
         """Check (once per instance) that the store's index is complete;
         build it for items written before it existed."""
-        complete, has_items = await self._shared.run(derived_index.state, write=False)
+        complete, has_items = await self._runner.run(derived_index.state, write=False)
         if complete:
             self._index = "complete"
         elif not has_items:
@@ -248,27 +248,27 @@ class MakersLangGraphStore(BaseStore):
             await self._rebuild_index()
 
     async def _rebuild_index(self) -> None:
-        atomic = self._shared.blobs.atomic
+        caps = self._runner.blobs.capabilities
         start_after: str | None = None
         while True:
             build = functools.partial(derived_index.build_page, start_after)
-            if (start_after := await self._shared.run(build, write=True)) is None:
+            if (start_after := await self._runner.run(build, write=True)) is None:
                 break
         while True:
-            prune = functools.partial(derived_index.prune_page, start_after, atomic)
-            if (start_after := await self._shared.run(prune, write=True)) is None:
+            prune = functools.partial(derived_index.prune_page, start_after, caps)
+            if (start_after := await self._runner.run(prune, write=True)) is None:
                 break
-        await self._shared.run(derived_index.mark_complete, write=True)
+        await self._runner.run(derived_index.mark_complete, write=True)
         self._index = "complete"
 
     async def _sweep(self) -> int:
         total = 0
         start_after: str | None = None
-        atomic = self._shared.blobs.atomic
+        caps = self._runner.blobs.capabilities
         while True:
-            now = self._shared.clock()
-            page = functools.partial(programs.sweep_page, start_after, now, atomic)
-            deleted, start_after = await self._shared.run(page, write=True)
+            now = self._runner.clock()
+            page = functools.partial(programs.sweep_page, start_after, now, caps)
+            deleted, start_after = await self._runner.run(page, write=True)
             total += deleted
             if start_after is None:
                 return total
@@ -285,14 +285,14 @@ class MakersLangGraphStore(BaseStore):
             await self._embed_puts(puts, plans)
         if self._index is None:
             await self._ensure_index()
-        atomic = self._shared.blobs.atomic
+        caps = self._runner.blobs.capabilities
         plan = programs.BatchPlan(
             ops=ops,
             puts=plans,
-            now=self._shared.clock(),
+            now=self._runner.clock(),
             filters=filters,
             term_ranking=self.embeddings is None,
-            atomic=atomic,
+            caps=caps,
             mark_complete=self._index == "new",
         )
         if self.embeddings is not None:
@@ -303,12 +303,12 @@ class MakersLangGraphStore(BaseStore):
             plan.query_vectors = {
                 q: self._checked_vector(v) for q, v in zip(queries, vectors, strict=True)
             }
-        results, stale = await self._shared.run(lambda: programs.batch(plan), write=bool(plans))
+        results, stale = await self._runner.run(lambda: programs.batch(plan), write=bool(plans))
         if plans and plan.mark_complete:
             self._index = "complete"
         if stale:
-            now = self._shared.clock()
-            await self._shared.run(lambda: programs.refresh(stale, now, atomic), write=True)
+            now = self._runner.clock()
+            await self._runner.run(lambda: programs.refresh(stale, now, caps), write=True)
         return results
 
     def _plan_put(self, op: PutOp) -> programs.PutPlan:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from agents.memory import SessionSettings
 from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
-from .. import keys, programs, validate
+from .. import keys, message_programs, programs, validate
 from ..blob import Op, Program, scan
 from ..codec import ConversationRecord, decode_messages
 from ..errors import MemoryValidationError
@@ -132,7 +132,7 @@ class OpenAISession:
         )
         self._store = store
         #: the turn the items this object saves belong to (metadata ``run_id``)
-        self.run_id = store.run_id or f"run_{store._shared.ids()}"
+        self.run_id = store.run_id or f"run_{store.runner.ids()}"
 
     def __repr__(self) -> str:
         return f"OpenAISession(session_id={self.session_id!r}, max_items={self.max_items!r})"
@@ -146,7 +146,7 @@ class OpenAISession:
             return []
         want = None if count is None or count < 0 else count
         cid = self.session_id
-        found = await self._store._shared.run(lambda: _read_items(cid, want), write=False)
+        found = await self._store.runner.run(lambda: _read_items(cid, want), write=False)
         return [message.content for _, message in found]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
@@ -178,18 +178,18 @@ class OpenAISession:
             await self._store.append_messages(conversation_id=self.session_id, messages=chunk)
         if messages and self.max_items is not None:
             cid, cap = self.session_id, self.max_items
-            await self._store._shared.run(lambda: _trim(cid, cap), write=True)
+            await self._store.runner.run(lambda: _trim(cid, cap), write=True)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item, or None when the session is empty."""
         cid = self.session_id
-        popped: Message | None = await self._store._shared.run(lambda: _pop(cid), write=True)
+        popped: Message | None = await self._store.runner.run(lambda: _pop(cid), write=True)
         return None if popped is None else popped.content
 
     async def clear_session(self) -> None:
         """Delete every item of the session; the application's own messages stay."""
         cid = self.session_id
-        await self._store._shared.run(lambda: _clear(cid), write=True)
+        await self._store.runner.run(lambda: _clear(cid), write=True)
 
 
 # --- programs --------------------------------------------------------------
@@ -199,9 +199,14 @@ def _session_messages(
     cid: str, record: ConversationRecord, *, newest_first: bool, want: int | None
 ) -> Generator[Op, Any, list[tuple[int, Message]]]:
     """Up to ``want`` (None: all) visible SDK-item messages with their seqs,
-    newest first or oldest first, scanning the committed range in batches."""
+    newest first or oldest first, scanning the committed range in batches.
+    The first batch is as large as ``want`` can need when every message is an
+    item (plus the tombstoned seqs), so ``get_items(limit)`` reads and
+    decodes about ``limit`` messages; later ones (the application's own
+    messages sit among the items) are ``_SCAN_BATCH`` long."""
     found: list[tuple[int, Message]] = []
     low, high = record.cleared_below, record.next_seq
+    size = _SCAN_BATCH if want is None else min(_SCAN_BATCH, want + len(record.tombstones))
     while low < high and (want is None or len(found) < want):
         gen = record.generation
         batch = yield from scan(
@@ -209,7 +214,7 @@ def _session_messages(
             start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
             end_before=keys.message_key(cid, high, gen),
             reverse=newest_first,
-            limit=_SCAN_BATCH,
+            limit=size,
         )
         if not batch:
             break
@@ -219,8 +224,9 @@ def _session_messages(
                 found.append((seq, message))
                 if want is not None and len(found) == want:
                     break
-        if len(batch) < _SCAN_BATCH:
+        if len(batch) < size:
             break
+        size = _SCAN_BATCH
         if newest_first:
             high = seqs[-1]
         else:
@@ -247,7 +253,7 @@ def _pop(cid: str) -> Program[Message | None]:
     if not newest:
         return None
     seq, message = newest[0]
-    yield from programs.remove_messages(cid, record, etag, [seq])
+    yield from message_programs.remove_messages(cid, record, etag, [seq])
     return message
 
 
@@ -256,7 +262,7 @@ def _trim(cid: str, cap: int) -> Program[None]:
     if record is None or record.message_count <= cap:
         return  # fewer messages than the cap, so fewer items too: nothing to read
     items = yield from _session_messages(cid, record, newest_first=True, want=None)
-    yield from programs.remove_messages(cid, record, etag, [seq for seq, _ in items[cap:]])
+    yield from message_programs.remove_messages(cid, record, etag, [seq for seq, _ in items[cap:]])
 
 
 def _clear(cid: str) -> Program[None]:
@@ -268,6 +274,6 @@ def _clear(cid: str) -> Program[None]:
         return
     if len(items) == record.message_count:
         # Nothing but session items: one meta write hides them all (clear_messages).
-        yield from programs.clear_messages(cid)
+        yield from message_programs.clear_messages(cid)
     else:
-        yield from programs.remove_messages(cid, record, etag, [seq for seq, _ in items])
+        yield from message_programs.remove_messages(cid, record, etag, [seq for seq, _ in items])

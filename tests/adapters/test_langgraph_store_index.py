@@ -32,9 +32,7 @@ class OpCounter(BlobStore):
 
     def __init__(self, inner: BlobStore) -> None:
         self.inner = inner
-        self.atomic = inner.atomic  # type: ignore[misc]
-        self.lists_backward = inner.lists_backward  # type: ignore[misc]
-        self.costly_requests = inner.costly_requests  # type: ignore[misc]
+        self.capabilities = inner.capabilities  # type: ignore[misc]
         self.seen: list[tuple[Op, int]] = []
 
     async def run(self, program: Program[T], *, write: bool) -> T:
@@ -69,12 +67,12 @@ class OpCounter(BlobStore):
 @pytest.fixture
 def counted(store: ContextStore) -> tuple[MakersLangGraphStore, OpCounter]:
     counter = OpCounter(store.blobs)
-    counted_store = ContextStore(counter, clock=store._shared.clock)
+    counted_store = ContextStore(counter, clock=store.runner.clock)
     return MakersLangGraphStore(counted_store), counter
 
 
 def clock_of(store: ContextStore) -> FixedClock:
-    clock = store._shared.clock
+    clock = store.runner.clock
     assert isinstance(clock, FixedClock)
     return clock
 
@@ -109,7 +107,7 @@ async def test_reads_cost_a_listing_not_a_scan(
     found = await lg.alist_namespaces(prefix=("u",))
     assert found == sorted(spread)
     assert listings(counter)[0] == ("ListKeys", len(spread))
-    if store.blobs.atomic:  # object storage also checks each namespace's items
+    if store.blobs.capabilities.atomic:  # object storage also checks each namespace's items
         assert listings(counter) == []
 
     # a prefix with namespaces below it: the directory, then a page from each
@@ -145,7 +143,8 @@ async def test_directory_follows_the_last_item(store: ContextStore) -> None:
     assert await lg.alist_namespaces() == []
     assert await lg.asearch(("a",)) == []
     assert await store.blobs.list("lr/") == []
-    if store.blobs.atomic:  # object storage keeps the entry (a superset, checked on read)
+    # object storage keeps the entry (a superset, checked on read)
+    if store.blobs.capabilities.atomic:
         assert await store.blobs.list("ln/a/") == []
 
 
@@ -224,14 +223,14 @@ async def test_rebuild_mends_what_blob_level_copies_leave(store: ContextStore) -
         (("m", "copied"), "c", {"at": 7}),
     ]
     assert await store.blobs.get(gone) is None and await store.blobs.get(stale) is None
-    if store.blobs.atomic:
+    if store.blobs.capabilities.atomic:
         assert await store.blobs.get(index.directory_key(("empty",))) is None
 
 
 async def test_object_storage_reads_check_copies_against_items(store: ContextStore) -> None:
     """A stepwise unit that stopped after writing a copy (or before removing
     the old one) leaves copies the item does not back: readers there check."""
-    if store.blobs.atomic:
+    if store.blobs.capabilities.atomic:
         pytest.skip("an atomic backend changes an item and its copy together")
     lg = store.langgraph_store
     await lg.aput(("s",), "k", {"v": 1})

@@ -29,7 +29,7 @@ def portal_running(lg: MakersLangGraphStore) -> bool:
 
 
 def clock_of(store: ContextStore) -> FixedClock:
-    clock = store._shared.clock
+    clock = store.runner.clock
     assert isinstance(clock, FixedClock)
     return clock
 

@@ -1,42 +1,46 @@
-"""What a :class:`~makers_store.ContextStore` and every store bound from it
-share: the backend, the injectable clock and ids, the adapters built once,
-and the one unit of work runner, which runs a unit again (under
-:data:`~makers_store.retry.DEFAULT_RETRY`) when it loses a race with another
-writer on a backend without transactions."""
+"""The unit runner: how every program of the store reaches its backend.
+
+A :class:`UnitRunner` owns what running a unit of work needs: the backend
+(:class:`~makers_store.blob.BlobStore`), the injectable clock and ids, and
+the one retry policy (:mod:`makers_store.retry`), under which it runs a unit
+again when it loses a race with another writer on a backend without
+transactions. A :class:`~makers_store.ContextStore` and every store bound
+from it share one runner (``store.runner``); the framework adapters and the
+maintenance API (``store.admin``) run their programs through it too, so a
+clock, ids or retry policy injected into the store holds for all of them.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from . import keys
 from .blob import BlobStore, Program
-from .clock import Clock, IdSource, system_clock
+from .clock import Clock, IdSource, random_suffix, system_clock
 from .layout import ensure_layout
-from .location import StoreLocation
 from .retry import DEFAULT_RETRY, RetryPolicy
 
 T = TypeVar("T")
 
 
-class Shared:
+class UnitRunner:
+    """Runs programs over one backend as units of work, with the store's
+    clock, ids and retry policy (each an attribute tests may replace)."""
+
     def __init__(
         self,
         blobs: BlobStore,
-        clock: Clock,
-        ids: IdSource,
-        location: StoreLocation | None,
+        *,
+        clock: Clock = system_clock,
+        ids: IdSource = random_suffix,
         retry: RetryPolicy = DEFAULT_RETRY,
     ) -> None:
         self.blobs = blobs
         self.clock = clock
         self.ids = ids
-        self.location = location
         self.retry = retry
-        self.closed = False
-        #: adapters built once per store (``langgraph_checkpointer``, ...)
-        self.adapters: dict[str, Any] = {}
         self._stamped: tuple[int, int] = (-1, -1)
 
     def stamp(self) -> tuple[int, int]:

@@ -1,0 +1,147 @@
+"""What a store holds: its conversations, enumerated and counted.
+
+The work is done by I/O-free programs over the blob operations (as in
+:mod:`makers_store.programs`); the async functions here run them in bounded
+batches, so a store of any size is walked with bounded memory and no unit of
+work grows with the store. Conversations are enumerated by skip-scanning the
+``c/`` prefix: list one key, then jump past that conversation's prefix.
+The public way in is :class:`makers_store.admin.StoreAdmin` (``store.admin``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Generator
+from dataclasses import dataclass
+from typing import Any
+
+from . import keys, names
+from .blob import BlobStore, Op, Program, list_keys, prefix_end
+from .codec import ConversationRecord
+from .layout import ensure_layout
+from .programs import load_meta_at, visible_meta
+
+#: Conversations per unit of work when walking the store.
+CONVERSATION_BATCH = 100
+#: Keys per listing when walking a prefix.
+KEY_BATCH = 500
+
+Found = tuple[str, ConversationRecord | None]
+
+
+# --- enumerating conversations --------------------------------------------
+
+
+def conversation_page(
+    start_after: str | None, limit: int, *, with_meta: bool = True
+) -> Program[tuple[list[Found], str | None]]:
+    """Up to ``limit`` conversations (every id owning a key under ``c/``,
+    with or without meta) after the position ``start_after``; returns them
+    and the position to continue from (None when the walk is over)."""
+    found: list[Found] = []
+    position = start_after
+    while len(found) < limit:
+        batch = yield from list_keys(keys.CONVERSATIONS, start_after=position, limit=1)
+        if not batch:
+            return found, None
+        segment = keys.conversation_segment(batch[0].key)
+        record = None
+        if with_meta or keys.is_bounded(segment):  # a bounded id: meta holds it
+            record = (yield from load_meta_at(keys.meta_key_of_segment(segment)))[0]
+        found.append(((yield from names.conversation_id(segment, record)), record))
+        position = prefix_end(f"{keys.CONVERSATIONS}{segment}/")  # never None: ends with "/"
+    return found, position
+
+
+async def iter_conversations(
+    blobs: BlobStore, *, with_meta: bool = True
+) -> AsyncIterator[tuple[str, ConversationRecord | None]]:
+    """Every conversation id owning data, with its stored meta (possibly None,
+    possibly marked deleting), one batch per unit of work."""
+    await ensure_layout(blobs)
+    position: str | None = None
+    while True:
+        page, position = await blobs.run(
+            conversation_page(position, CONVERSATION_BATCH, with_meta=with_meta), write=False
+        )
+        for item in page:
+            yield item
+        if position is None:
+            return
+
+
+async def count_conversations(blobs: BlobStore) -> int:
+    """How many conversation ids own data (a cheap walk: no meta is read)."""
+    count = 0
+    async for _ in iter_conversations(blobs, with_meta=False):
+        count += 1
+    return count
+
+
+def count_keys(prefix: str, *, start_after: str | None = None) -> Generator[Op, Any, int]:
+    count = 0
+    while True:
+        batch = yield from list_keys(prefix, start_after=start_after, limit=KEY_BATCH)
+        count += len(batch)
+        if len(batch) < KEY_BATCH:
+            return count
+        start_after = batch[-1].key
+
+
+# --- counts -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StoreCounts:
+    conversations: int
+    messages: int
+    state_entries: int
+    index_entries: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "conversations": self.conversations,
+            "messages": self.messages,
+            "state_entries": self.state_entries,
+            "index_entries": self.index_entries,
+        }
+
+
+def _state_counts(conversations: list[tuple[str, ConversationRecord | None]]) -> Program[int]:
+    total = 0
+    for cid, record in conversations:
+        gen = "" if record is None else record.generation
+        total += yield from count_keys(keys.state_prefix(cid, gen))
+    return total
+
+
+def _index_count() -> Program[int]:
+    return (yield from count_keys(keys.INDEX_ALL)) + (yield from count_keys(keys.INDEX_USERS))
+
+
+async def store_counts(blobs: BlobStore) -> StoreCounts:
+    """Live conversations, their messages, state entries and index entries."""
+    conversations = messages = state_entries = 0
+    pending: list[tuple[str, ConversationRecord | None]] = []
+    async for cid, record in iter_conversations(blobs):
+        if record is not None and not record.live:
+            continue
+        if record is not None:
+            conversations += 1
+            messages += record.message_count
+        pending.append((cid, record))
+        if len(pending) == CONVERSATION_BATCH:
+            state_entries += await blobs.run(_state_counts(pending), write=False)
+            pending = []
+    if pending:
+        state_entries += await blobs.run(_state_counts(pending), write=False)
+    index_entries = await blobs.run(_index_count(), write=False)
+    return StoreCounts(conversations, messages, state_entries, index_entries)
+
+
+async def conversation_users(blobs: BlobStore, conversation_id: str) -> list[str] | None:
+    """The user ids whose index lists the conversation (``user_id`` of its
+    appends), or None when it does not exist. Not part of ConversationMeta,
+    whose fields are the platform's; ``conv show`` prints them."""
+    await ensure_layout(blobs)
+    record = await blobs.run(visible_meta(conversation_id), write=False)
+    return None if record is None else list(record.user_ids)
