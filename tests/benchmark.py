@@ -35,6 +35,12 @@ Targets (full mode):
   ``AdvancedSQLiteSession`` (one caller, and eight at once), eight processes
   on one file >= 1x ``SQLiteSession`` per process (FULL and NORMAL), and the
   longest event-loop stall of large units <= 10 ms.
+* PostgreSQL against its peers on one server (tests/bench_postgres.py, with
+  the ``bench`` extra; left out, and said so, without it): the checkpointer's
+  ``aput_writes`` and ``alist(limit=10)`` >= 1x ``AsyncPostgresSaver``,
+  ``get_items(limit=20)`` >= 1x ``SQLAlchemySession``; round trips per call
+  <= 2 for a conversation page, a message page, ``alist`` at any limit, and 1
+  for ``aput_writes``; event-loop stalls of large units <= 10 ms.
 * SQLite, PostgreSQL and S3 side by side (append, newest-50 read, list by
   user, for information), and S3 requests per call: typically at most 4 for
   an append to an existing conversation; every ``STALE_INDEX_BATCH``-th (16th)
@@ -64,6 +70,7 @@ import bench_backends
 import bench_langgraph
 import bench_langgraph_store
 import bench_openai
+import bench_postgres
 import bench_sqlite
 from agents.memory import SQLiteSession
 from bench_harness import (
@@ -384,6 +391,10 @@ async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
     rows += await bench_langgraph.run(workdir, sizes)
     rows += await bench_langgraph_store.run(workdir, sizes)
     rows += await bench_backends.run(workdir, sizes)
+    if (missing := bench_postgres.missing_peers()) is None:
+        rows += await bench_postgres.run(workdir, sizes)
+    else:
+        say(f"postgres peers (AsyncPostgresSaver, SQLAlchemySession, ADK) left out: {missing}")
     return rows
 
 
