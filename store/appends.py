@@ -207,7 +207,7 @@ def _commit_append(
         new_etag = yield from save_meta(cid, record, etag)
     except PreconditionFailedError:
         current, _ = yield from load_meta(cid)
-        keep = index_keys(cid, current) if current is not None and not current.deleting else []
+        keep = index_keys(cid, current) if current is not None and current.live else []
         # Entries no meta will vouch for would only be clutter.
         yield from delete_many(key for key in added if key not in keep)
         raise

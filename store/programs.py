@@ -62,7 +62,7 @@ def load_meta_at(meta_key: str) -> Generator[Op, Any, Meta]:
 def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
     """Meta for a writer: finishes an interrupted deletion or clean-up first."""
     record, etag = yield from load_meta(cid)
-    if record is not None and record.deleting:
+    if record is not None and not record.live:
         yield from _remove_conversation(cid, record)
         return None, None
     if record is not None and record.tombstones:
@@ -89,7 +89,7 @@ def visible_record(blob: Blob | None) -> ConversationRecord | None:
     if blob is None:
         return None
     record = ConversationRecord.decode(blob.data)
-    return None if record.deleting else record
+    return record if record.live else None
 
 
 # --- index entries ---------------------------------------------------------
@@ -141,7 +141,7 @@ def entry_is_current(
 ) -> bool:
     """Whether meta vouches for the entry (``user_segment``: the key segment
     of the per-user index's user, None for the recency index)."""
-    if record is None or record.deleting:
+    if record is None or not record.live:
         return False
     (at, tie), _ = keys.parse_index_key(prefix, entry_key)
     return (at, tie) == (keys.clamp_time(record.last_message_at), record.last_tie) and (
@@ -188,7 +188,7 @@ def update_conversation(cid: str, patch: dict[str, Any]) -> Program[Conversation
 
 def delete_conversation(cid: str, linked_from: frozenset[str] = frozenset()) -> Program[None]:
     record, etag = yield from load_meta(cid)
-    if record is not None and not record.deleting:
+    if record is not None and record.live:
         record.deleting = True
         yield from save_meta(cid, record, etag)
     if record is None:

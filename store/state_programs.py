@@ -23,7 +23,7 @@ def _generation(record: ConversationRecord | None) -> str:
 
 def state_get(cid: str, name: str) -> Program[Any]:
     record, _ = yield from load_meta(cid)
-    if record is not None and record.deleting:
+    if record is not None and not record.live:
         return None
     blob = yield from get(keys.state_key(cid, name, _generation(record)))
     return None if blob is None else decode_state(blob.data)
@@ -42,7 +42,7 @@ def state_delete(cid: str, name: str) -> Program[None]:
 
 def state_items(cid: str) -> Program[dict[str, Any]]:
     record, _ = yield from load_meta(cid)
-    if record is not None and record.deleting:
+    if record is not None and not record.live:
         return {}
     items: dict[str, Any] = {}
     prefix = keys.state_prefix(cid, _generation(record))
