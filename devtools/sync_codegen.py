@@ -1,7 +1,8 @@
 """Generate ``store/sync_api.py`` (:mod:`makers_store.sync_api`) from the async API.
 
-Every public ``async def`` of ``ContextStore`` and ``StateStore``
-(``store/api.py``) and of ``StoreAdmin`` (``store/admin.py``) becomes a
+Every public ``async def`` of ``ContextStore`` (``store/api.py``, with its
+base ``FrameworkMethods`` in ``store/framework_api.py``), ``StateStore``
+(``store/state_api.py``) and ``StoreAdmin`` (``store/admin.py``) becomes a
 ``def`` with the same signature that runs the coroutine on the store's
 portal; an async iterator (``-> AsyncIterator[T]``) becomes an iterator
 (``-> Generator[T, None, None]``) walked through the portal, and a ``ContextStore``
@@ -21,7 +22,13 @@ import sys
 from . import ROOT, checked_target, checkout_root
 
 SOURCE = ROOT / "store" / "api.py"
-ADMIN_SOURCE = ROOT / "store" / "admin.py"
+#: Where each class whose public methods are mirrored is defined.
+SOURCES = {
+    "StateStore": ROOT / "store" / "state_api.py",
+    "ContextStore": SOURCE,
+    "FrameworkMethods": ROOT / "store" / "framework_api.py",  # a base of ContextStore
+    "StoreAdmin": ROOT / "store" / "admin.py",
+}
 TARGET = ROOT / "store" / "sync_api.py"
 #: Methods the template below writes by hand (they wrap or return facades).
 HANDWRITTEN = frozenset({"bind", "close", "watch"})
@@ -38,7 +45,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .admin import StoreAdmin
-from .api import ContextStore, StateStore
+from .api import ContextStore
 from .arguments import UNSET as _UNSET
 from .blob import Blob, BlobInfo, BlobStore
 from .convert import MessageLike
@@ -49,6 +56,7 @@ from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
 from .runner import UnitRunner
+from .state_api import StateStore
 from .transfer import TransferCounts
 from .watch import SyncStoreWatch
 
@@ -227,7 +235,8 @@ def _twin(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return "\n".join(lines)
 
 
-def _methods(tree: ast.Module, class_name: str) -> list[str]:
+def _methods(class_name: str) -> list[str]:
+    tree = ast.parse(SOURCES[class_name].read_text(encoding="utf-8"))
     cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name)
     return [
         _twin(node)
@@ -240,11 +249,9 @@ def _methods(tree: ast.Module, class_name: str) -> list[str]:
 
 
 def render() -> str:
-    tree = ast.parse(SOURCE.read_text(encoding="utf-8"))
-    admin_tree = ast.parse(ADMIN_SOURCE.read_text(encoding="utf-8"))
-    state = "\n\n".join(_methods(tree, "StateStore"))
-    store = "\n\n".join(_methods(tree, "ContextStore"))
-    admin = "\n\n".join(_methods(admin_tree, "StoreAdmin"))
+    state = "\n\n".join(_methods("StateStore"))
+    store = "\n\n".join(_methods("ContextStore") + _methods("FrameworkMethods"))
+    admin = "\n\n".join(_methods("StoreAdmin"))
     return f"{HEADER}\n{state}\n{STORE_CLASS}\n{store}\n{ADMIN_CLASS}\n{admin}\n"
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .admin import StoreAdmin
-    from .api import ContextStore, StateStore
+    from .api import ContextStore
     from .blob import Blob, BlobInfo, BlobStore
     from .clock import Clock, IdSource
     from .convert import to_anthropic_messages, to_openai_input
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .location import StoreLocation
     from .models import ConversationMeta, ListConversationsResult, Message
     from .runner import UnitRunner
+    from .state_api import StateStore
     from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
     from .transfer import TransferCounts
     from .watch import StoreChange, StoreWatch, SyncStoreWatch
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 # pay for the API and its backends (issue 12, item 22).
 _SOURCES = {
     ".admin": ("StoreAdmin",),
-    ".api": ("ContextStore", "StateStore"),
+    ".api": ("ContextStore",),
     ".blob": ("Blob", "BlobInfo", "BlobStore"),
     ".clock": ("Clock", "IdSource"),
     ".copying": ("CopyReport",),
@@ -68,6 +69,7 @@ _SOURCES = {
     ".location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
     ".runner": ("UnitRunner",),
+    ".state_api": ("StateStore",),
     ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
     ".transfer": ("TransferCounts",),
     ".watch": ("StoreChange", "StoreWatch", "SyncStoreWatch"),

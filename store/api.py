@@ -10,12 +10,11 @@ How the methods read positional, keyword and bound-store calls:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from . import (
-    adapters,
     appends,
     arguments,
     keys,
@@ -23,75 +22,28 @@ from . import (
     message_lookup,
     message_programs,
     programs,
-    state_programs,
     validate,
+    walking,
 )
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .clock import Clock, IdSource, random_suffix, system_clock
-from .codec import encode_json
 from .convert import MessageLike
 from .convert import to_anthropic_messages as _to_anthropic
 from .convert import to_openai_input as _to_openai
 from .errors import MemoryValidationError
+from .framework_api import FrameworkMethods
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .runner import UnitRunner
+from .state_api import StateStore
 from .watch import StoreWatch
 
 if TYPE_CHECKING:
-    from claude_agent_sdk.types import (
-        SessionKey,
-        SessionListSubkeysKey,
-        SessionStoreEntry,
-        SessionStoreListEntry,
-        SessionSummaryEntry,
-    )
-
-    from .adapters.claude_sessions import ClaudeSessionStore
-    from .adapters.langgraph_checkpoints import MakersCheckpointSaver
-    from .adapters.langgraph_store import MakersLangGraphStore
-    from .adapters.openai_sessions import OpenAISession
     from .admin import StoreAdmin
 
 
-class StateStore:
-    """A JSON key-value store bound to one conversation."""
-
-    def __init__(self, runner: UnitRunner, conversation_id: str) -> None:
-        self._runner = runner
-        self.conversation_id = conversation_id
-
-    async def get(self, key: str) -> Any:
-        """The value stored under ``key``, or None."""
-        name = validate.state_key(key)
-        return await self._runner.run(
-            lambda: state_programs.state_get(self.conversation_id, name), write=False
-        )
-
-    async def set(self, key: str, value: Any) -> None:
-        """Store ``value`` (strict JSON) under ``key``."""
-        name = validate.state_key(key)
-        value_json = encode_json(value, argument="value")
-        await self._runner.run(
-            lambda: state_programs.state_set(self.conversation_id, name, value_json), write=True
-        )
-
-    async def delete(self, key: str) -> None:
-        """Remove ``key``; a missing key is not an error."""
-        name = validate.state_key(key)
-        await self._runner.run(
-            lambda: state_programs.state_delete(self.conversation_id, name), write=True
-        )
-
-    async def items(self) -> dict[str, Any]:
-        """Every key and value of this conversation's state."""
-        return await self._runner.run(
-            lambda: state_programs.state_items(self.conversation_id), write=False
-        )
-
-
-class ContextStore:
+class ContextStore(FrameworkMethods):
     """``context.store``: conversations, messages and state over a Blob store.
 
     Create one with :func:`makers_store.open_store`; ``bind(conversation_id)``
@@ -109,8 +61,7 @@ class ContextStore:
     ) -> None:
         self._runner = UnitRunner(blobs, clock=clock or system_clock, ids=ids or random_suffix)
         self._location = location
-        #: adapters built once per store, shared with the views bound from it
-        self._adapters: dict[str, Any] = {}
+        self._adapters = {}  # see FrameworkMethods
         self._closed = False
         self._conversation_id: str | None = None
         self._run_id: str | None = None
@@ -236,21 +187,7 @@ class ContextStore:
         uid = validate.optional_user_id(user_id)
         batch = validate.message_batch(arguments.required(messages, "messages"))
         now, tie = self._runner.stamp()
-        news = []
-        for index, item in enumerate(batch):
-            with validate.item_context(f"messages[{index}]"):
-                news.append(
-                    appends.NewMessage(
-                        conversation_id=cid,
-                        role=validate.role(item.get("role")),
-                        content_json=validate.content_json(item.get("content")),
-                        metadata_json=validate.metadata_json(item.get("metadata")),
-                        user_id=uid,
-                        now=now,
-                        suffix=self._runner.ids(),
-                        tie=tie,
-                    )
-                )
+        news = appends.new_messages(cid, batch, uid, now, tie, self._runner.ids)
         caps = self.blobs.capabilities
         return await self._runner.run(lambda: appends.append_messages(news, caps), write=True)
 
@@ -310,23 +247,8 @@ class ContextStore:
         direction = validate.order(order)
         size = validate.limit(page_size, "page_size")
         validate.exclusive_cursors(after, before)
-        backward = before is not None
-        cursor = before if backward else after
-        while True:
-            page = await self.get_messages(
-                conversation_id=cid,
-                limit=size,
-                order=direction,
-                after=None if backward else cursor,
-                before=cursor if backward else None,
-            )
-            if backward:
-                page.reverse()  # the page is in ``order``; the walk goes away from ``before``
-            for message in page:
-                yield message
-            if len(page) < size:
-                return
-            cursor = page[-1].message_id
+        async for message in walking.messages(self, cid, direction, after, before, size):
+            yield message
 
     async def update_message(
         self,
@@ -414,16 +336,9 @@ class ContextStore:
         all). Arguments are checked when the iteration starts."""
         direction = validate.order(order)
         size = validate.limit(page_size, "page_size")
-        cursor: str | None = None
-        while True:
-            page = await self.list_conversations(
-                limit=size, order=direction, after=cursor, user_id=user_id
-            )
-            for meta in page.items:
-                yield meta
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        uid = validate.optional_user_id(user_id)
+        async for meta in walking.conversations(self, uid, direction, size):
+            yield meta
 
     async def update_conversation(
         self, conversation_id: str | None = None, metadata: dict[str, Any] = _UNSET
@@ -474,67 +389,3 @@ class ContextStore:
     def to_openai_input(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
         """``{role, content}`` items for OpenAI Chat Completions."""
         return _to_openai(messages)
-
-    # --- framework adapters (optional extras; see makers_store.adapters) ---
-
-    def claude_session_store(self) -> ClaudeSessionStore:
-        """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
-        return adapters.make_claude_session_store(self)
-
-    async def claude_session_binding(self, conversation_id: str | None = None) -> str:
-        """The Claude session id (a UUID) of ``conversation_id``: the id itself
-        if it is a UUID, else one generated once and persisted."""
-        return await adapters.claude_session_binding(self, self._cid(conversation_id))
-
-    def openai_session(self, session_id: str, max_items: int | None = None) -> OpenAISession:
-        """An OpenAI Agents SDK ``Session`` kept as this conversation's messages
-        (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
-        return adapters.make_openai_session(self, session_id, max_items)
-
-    # The Claude SDK's SessionStore protocol on the store itself, so that
-    # ``session_store=ctx.store`` works as the platform's Python doc shows.
-    # Each call delegates to claude_session_store(): same data, same rules.
-
-    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        """``SessionStore.append``: ``claude_session_store().append(key, entries)``."""
-        await self.claude_session_store().append(key, entries)
-
-    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        """``SessionStore.load``: ``claude_session_store().load(key)``."""
-        return await self.claude_session_store().load(key)
-
-    async def list_sessions(self, project_key: str) -> list[SessionStoreListEntry]:
-        """``SessionStore.list_sessions``, delegated to ``claude_session_store()``."""
-        return await self.claude_session_store().list_sessions(project_key)
-
-    async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
-        """``SessionStore.list_session_summaries``, delegated to ``claude_session_store()``."""
-        return await self.claude_session_store().list_session_summaries(project_key)
-
-    async def delete(self, key: SessionKey) -> None:
-        """``SessionStore.delete`` (a Claude session, not a conversation), delegated."""
-        await self.claude_session_store().delete(key)
-
-    async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
-        """``SessionStore.list_subkeys``, delegated to ``claude_session_store()``."""
-        return await self.claude_session_store().list_subkeys(key)
-
-    @property
-    def langgraph_checkpointer(self) -> MakersCheckpointSaver:
-        """A LangGraph ``BaseCheckpointSaver`` over this store (extra ``langgraph``)."""
-        return self._adapter("langgraph_checkpointer", adapters.make_langgraph_checkpointer)
-
-    @property
-    def langgraph_store(self) -> MakersLangGraphStore:
-        """A LangGraph ``BaseStore`` over this store (extra ``langgraph``)."""
-        return self._adapter("langgraph_store", adapters.make_langgraph_store)
-
-    def _adapter(
-        self, name: str, build: Callable[[ContextStore], adapters.AdapterT]
-    ) -> adapters.AdapterT:
-        """``build(self)``, made once per store: the views bound from it share it."""
-        built = self._adapters
-        if name not in built:
-            built[name] = build(self)
-        adapter: adapters.AdapterT = built[name]  # what ``build`` made under this name
-        return adapter

@@ -8,12 +8,13 @@ retries, so neither is lost and a crashed writer never blocks the conversation.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import keys
+from . import keys, validate
 from .blob import Capabilities, Op, Program, delete, delete_many, get, put
+from .clock import IdSource
 from .codec import ConversationRecord, encode_message, pending_append
 from .errors import MemoryQuotaExceededError, PreconditionFailedError
 from .programs import (
@@ -43,6 +44,34 @@ class NewMessage:
     #: orders this write among those of its millisecond (see keys, "rank")
     tie: int | None = None
     written: list[int] = field(default_factory=list)
+
+
+def new_messages(
+    cid: str,
+    batch: list[Mapping[str, Any]],
+    user_id: str | None,
+    now: int,
+    tie: int | None,
+    ids: IdSource,
+) -> list[NewMessage]:
+    """The messages of one ``append_messages`` call, each checked (an error
+    names its index: ``messages[3]: ...``) before anything is written."""
+    news = []
+    for index, item in enumerate(batch):
+        with validate.item_context(f"messages[{index}]"):
+            news.append(
+                NewMessage(
+                    conversation_id=cid,
+                    role=validate.role(item.get("role")),
+                    content_json=validate.content_json(item.get("content")),
+                    metadata_json=validate.metadata_json(item.get("metadata")),
+                    user_id=user_id,
+                    now=now,
+                    suffix=ids(),
+                    tie=tie,
+                )
+            )
+    return news
 
 
 def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:

@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .admin import StoreAdmin
-from .api import ContextStore, StateStore
+from .api import ContextStore
 from .arguments import UNSET as _UNSET
 from .blob import Blob, BlobInfo, BlobStore
 from .convert import MessageLike
@@ -21,6 +21,7 @@ from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
 from .runner import UnitRunner
+from .state_api import StateStore
 from .transfer import TransferCounts
 from .watch import SyncStoreWatch
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import makers_store
 from devtools import sync_codegen as _sync_codegen
 from makers_store.admin import StoreAdmin
-from makers_store.api import ContextStore, StateStore
+from makers_store.api import ContextStore
+from makers_store.state_api import StateStore
 from makers_store.sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
 
 
@@ -19,7 +20,11 @@ def test_generated_facade_is_up_to_date() -> None:
 
 
 def _public(cls: type) -> dict[str, object]:
-    return {name: member for name, member in vars(cls).items() if not name.startswith("_")}
+    """The public members ``cls`` defines or inherits from its own bases."""
+    members: dict[str, object] = {}
+    for klass in reversed(cls.__mro__[:-1]):  # without ``object``
+        members.update(vars(klass))
+    return {name: member for name, member in members.items() if not name.startswith("_")}
 
 
 def test_same_methods_and_signatures() -> None:
