@@ -222,3 +222,18 @@ def test_recycle_reload_crash_app_and_preflight(tmp_path: Path) -> None:
     log = running.log()
     assert "the Node worker (pid" in log and "exited with code 3" in log
     assert "changed: agents/counter.ts; restarting the instances" in log
+
+
+def test_the_readme_typescript_example_runs(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("<!-- section: serve (owner: serve) -->")[1].split("<!-- section:")[0]
+    blocks = re.findall(r"```ts\n(// (\S+\.ts)\s.*?)```", section, re.S)
+    assert [path for _, path in blocks] == ["agents/notes.ts"]
+    project = write_project(tmp_path / "project", {path: text for text, path in blocks})
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    with serving(project, tmp_path / "serve.log", "--store", store, "--instances", "2") as running:
+        with running.client() as client:
+            headers = {"makers-conversation-id": "readme"}
+            client.post("/notes", json={"note": "milk"}, headers=headers)
+            got = client.post("/notes", json={"note": "eggs"}, headers=headers)
+    assert got.json() == {"conversation_id": "readme", "notes": ["milk", "eggs"]}
