@@ -5,11 +5,14 @@ What is copied and why a second run writes nothing: :mod:`makers_store.copying`.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .options import JsonOutput
+
+if TYPE_CHECKING:
+    from makers_store import CopyReport
 
 
 def copy_command(
@@ -60,6 +63,11 @@ def copy_command(
     if as_json:
         emit_json(report.to_dict())
         return
+    stderr().print(_summary(report, prune))
+
+
+def _summary(report: CopyReport, prune: bool) -> str:
+    """What the copy did, in one line (user data: none, only counts)."""
     from .text import counted
 
     if prune:
@@ -75,10 +83,10 @@ def copy_command(
         )
     else:
         extra = ""
-    stderr().print(
+    return (
         f"copied {counted(report.conversations, 'conversation')} "
         f"({report.conversations_written:,} written, {report.conversations_unchanged:,} "
         f"already equal) and {counted(report.blobs, 'other blob')} "
         f"({report.blobs_written:,} written, {report.blobs_unchanged:,} already equal), "
-        f"{counted(report.bytes_written, 'byte')}{extra}",
+        f"{counted(report.bytes_written, 'byte')}{extra}"
     )
