@@ -34,17 +34,19 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from makers_store.blob import BlobStore, Program
+from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, Program
 from makers_store.errors import BackendError, MemoryValidationError, StoreError
 
 from .sqlite_file import SqliteFile
 from .sqlite_inline import InlineConnection, Outcome
 from .sqlite_ops import BlobTable, begin
 from .sqlite_units import Unit
+from .sqlite_watch import watch_data_version
 
 T = TypeVar("T")
 
@@ -56,7 +58,7 @@ HOLD_BUDGET = 0.004
 
 
 class SqliteBlobStore(BlobStore):
-    atomic: ClassVar[bool] = True
+    capabilities: ClassVar[Capabilities] = TRANSACTIONAL
 
     def __init__(
         self, path: str | Path, *, synchronous: str = "normal", busy_timeout_ms: int = 30_000
@@ -142,6 +144,11 @@ class SqliteBlobStore(BlobStore):
 
     def _loop_turned(self) -> None:
         self._held_since = None
+
+    def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
+        """Every commit by any process moves ``PRAGMA data_version``: read it
+        every 0.1 s on a connection of the watcher's own (:mod:`.sqlite_watch`)."""
+        return watch_data_version(self.path, poll_interval)
 
     async def close(self) -> None:
         if self._closed:
