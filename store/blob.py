@@ -373,7 +373,7 @@ class StepwiseBlobStore(BlobStore):
     capabilities: ClassVar[Capabilities] = OBJECT_STORAGE
 
     @abc.abstractmethod
-    async def execute(self, op: Op) -> Any:
+    async def execute(self, op: Op) -> object:
         """Apply one operation and return its result."""
 
     async def run(self, program: Program[T], *, write: bool) -> T:
