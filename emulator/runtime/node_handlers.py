@@ -31,12 +31,23 @@ class NodeRuns:
 
     def __init__(self) -> None:
         self._contexts: dict[str, AgentContext] = {}
+        #: run id -> "Name: message" of a Node stream that failed after it started
+        self._stream_failures: dict[str, str] = {}
 
     def add(self, ctx: AgentContext) -> None:
         self._contexts[ctx.run_id] = ctx
 
     def remove(self, ctx: AgentContext) -> None:
         self._contexts.pop(ctx.run_id, None)
+        self._stream_failures.pop(ctx.run_id, None)
+
+    def stream_failed(self, run_id: str, error: str) -> None:
+        if run_id in self._contexts:
+            self._stream_failures[run_id] = error
+
+    def stream_failure(self, run_id: str) -> str | None:
+        """How the run's stream failed in Node (None: it did not)."""
+        return self._stream_failures.get(run_id)
 
     def __contains__(self, run_id: object) -> bool:
         return run_id in self._contexts
@@ -115,7 +126,12 @@ def node_handlers(runs: NodeRuns, abort: AsyncAbort) -> dict[str, Handler]:
             "aborted_here": [run.run_id for run in aborted if run.run_id in runs],
         }
 
+    async def stream_failed(params: dict[str, Any]) -> None:
+        ctx = runs.context(params, "run.streamFailed")
+        runs.stream_failed(ctx.run_id, str(_arg(params, "error")))
+
     return {
+        "run.streamFailed": stream_failed,
         "kv.get": kv_get,
         "kv.set": kv_set,
         "kv.delete": kv_delete,

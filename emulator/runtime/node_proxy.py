@@ -155,12 +155,28 @@ def agent_handler(
     return handler
 
 
+class NodeStreamError(Exception):
+    """A Node handler's stream failed after it started (named as the JS error, see below)."""
+
+
+def _stream_error(text: str) -> NodeStreamError:
+    """The exception the stream ends with: named as the JS error, so its ``event: error``
+    frame says ``TypeError: ...`` as a Python stream's does."""
+    name, _, message = text.partition(": ")
+    named = type(name if name.isidentifier() else "Error", (NodeStreamError,), {})
+    error: NodeStreamError = named(message)
+    return error
+
+
 async def _relay(
     connection: Connection, watcher: asyncio.Task[None], runs: NodeRuns, ctx: AgentContext
 ) -> AsyncIterator[bytes]:
     try:
         async for piece in connection.iter_body():
             yield piece
+        failure = runs.stream_failure(ctx.run_id)
+        if failure is not None:
+            raise _stream_error(failure)
     finally:
         watcher.cancel()
         runs.remove(ctx)

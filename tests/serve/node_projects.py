@@ -92,6 +92,38 @@ NODE_PROJECT = {
           return new Response('unreachable');
         }
     """,
+    "agents/fails.ts": """
+        // A stream that breaks after its first frame.
+        export async function onRequest(context: any) {
+          async function* frames() {
+            yield { step: 1 };
+            throw new TypeError('the model went away');
+          }
+          return frames();
+        }
+    """,
+    "agents/fails_py.py": """
+        async def handler(ctx):
+            yield {"step": 1}
+            raise TypeError("the model went away")
+    """,
+    "agents/countdown_py.py": """
+        import asyncio
+
+
+        async def handler(ctx):
+            for n in range(int(ctx.request.body.get("from", 3)), 0, -1):
+                if ctx.request.signal.is_set():
+                    yield {"stopped": True}
+                    return
+                yield {"n": n}
+                await asyncio.sleep(0.1)
+    """,
+    "agents/stop_py.py": """
+        async def handler(ctx):
+            result = ctx.utils.abort_active_run(ctx.request.body["conversation_id"])
+            return {"status": "stopped" if result.aborted else "idle", **result.to_dict()}
+    """,
     "agents/bad_py.py": """
         async def handler(ctx):
             if ctx.request.body.get("case") == "limit":

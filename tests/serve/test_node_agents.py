@@ -237,3 +237,47 @@ def test_the_readme_typescript_example_runs(tmp_path: Path) -> None:
             client.post("/notes", json={"note": "milk"}, headers=headers)
             got = client.post("/notes", json={"note": "eggs"}, headers=headers)
     assert got.json() == {"conversation_id": "readme", "notes": ["milk", "eggs"]}
+
+
+def test_a_stream_that_fails_ends_like_a_python_one(server: Server, client: httpx.Client) -> None:
+    ends = {}
+    for path in ("/fails", "/fails_py"):
+        with client.stream("POST", path, json={}) as response:
+            ends[path] = (response.headers["makers-run-id"],
+                          list(sse_events(response.iter_lines())))
+    for _run_id, frames in ends.values():
+        assert [(event, json.loads(data)) for event, data in frames] == [
+            (None, {"step": 1}), ("error", {"error": "TypeError: the model went away"})
+        ]
+    assert _trace(server, ends["/fails"][0])["status"] == "error"
+
+
+@pytest.mark.parametrize(("stream", "stop"), [("/countdown", "/stop_py"),
+                                              ("/countdown_py", "/stop")])
+def test_stop_works_across_languages(
+    server: Server, client: httpx.Client, stream: str, stop: str
+) -> None:
+    cid = f"cross-{uuid.uuid4().hex[:8]}"
+    with client.stream("POST", stream, json={"from": 200, "pause_ms": 100},
+                       headers={"makers-conversation-id": cid}) as response:
+        run_id = response.headers["makers-run-id"]
+        events = sse_events(response.iter_lines())
+        next(events)
+        with server.client() as other:
+            stopped = other.post(stop, json={"conversation_id": cid}).json()
+        assert stopped["aborted"] is True and stopped["run_id"] == run_id
+        frames = [json.loads(data) for _, data in events]
+    assert frames[-1] == {"stopped": True}
+    assert _trace(server, run_id)["status"] == "aborted"
+
+
+def test_a_client_that_leaves_aborts_the_node_run(server: Server) -> None:
+    with server.client() as client, client.stream(
+        "POST", "/countdown", json={"from": 200, "pause_ms": 100}
+    ) as response:
+        run_id = response.headers["makers-run-id"]
+        next(sse_events(response.iter_lines()))
+    record = _trace(server, run_id)
+    assert record["status"] == "disconnected"
+    spans = record["spans"]
+    assert isinstance(spans, list) and spans[0]["attributes"]["aborted"] is True

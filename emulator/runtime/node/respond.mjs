@@ -7,7 +7,7 @@
 // octet-stream, an async iterable -> server-sent events (one frame per item),
 // anything else -> JSON.
 
-import { sseFrame, toFrame } from './sse.mjs';
+import { toFrame } from './sse.mjs';
 
 const OUTCOME_HEADER = 'makers-internal-outcome';
 const STREAMED_TYPES = ['text/event-stream', 'application/x-ndjson'];
@@ -55,8 +55,7 @@ function toResponse(result) {
             controller.enqueue(typeof frame === 'string' ? encoder.encode(frame) : frame);
           }
         } catch (error) {
-          controller.enqueue(encoder.encode(sseFrame({ error: errorText(error) }, { event: 'error' })));
-          controller.close();
+          controller.error(error);  // reported like a failing Response stream
         }
       },
       async cancel() { await iterator.return?.(); },
@@ -71,7 +70,7 @@ function isStreamed(response) {
   return response.body !== null && STREAMED_TYPES.some((streamed) => type.startsWith(streamed));
 }
 
-async function sendStream(res, response, { signal, beforeEnd }) {
+async function sendStream(res, response, { signal, beforeEnd, onStreamError }) {
   res.writeHead(response.status, headersOf(response));
   res.flushHeaders();
   const reader = response.body.getReader();
@@ -86,7 +85,7 @@ async function sendStream(res, response, { signal, beforeEnd }) {
   } catch (error) {
     if (!signal.aborted && !res.destroyed) {
       console.error('the response stream failed:', error);
-      res.write(sseFrame({ error: errorText(error) }, { event: 'error' }));
+      await onStreamError(errorText(error));  // the Python side ends the stream with it
     }
   } finally {
     res.off('close', stop);
@@ -95,8 +94,11 @@ async function sendStream(res, response, { signal, beforeEnd }) {
   res.end();
 }
 
-/** Sends `result` (see the module comment); `beforeEnd` runs before the answer completes. */
-export async function sendResult(res, result, { signal, runId, beforeEnd }) {
+/**
+ * Sends `result` (see the module comment). `beforeEnd` runs before the answer
+ * completes; `onStreamError(text)` reports a stream that failed after its start.
+ */
+export async function sendResult(res, result, { signal, runId, beforeEnd, onStreamError }) {
   let response;
   try {
     response = toResponse(result);
@@ -109,7 +111,7 @@ export async function sendResult(res, result, { signal, runId, beforeEnd }) {
     return;
   }
   if (isStreamed(response)) {
-    await sendStream(res, response, { signal, beforeEnd });
+    await sendStream(res, response, { signal, beforeEnd, onStreamError });
     return;
   }
   const body = response.body === null ? Buffer.alloc(0)

@@ -140,8 +140,13 @@ async function serveRun(req, res, meta) {
       answerJson(res, 500, { error: errorText(error), run_id: meta.runId }, 'error');
       return;
     }
-    await sendResult(res, result, { signal: controller.signal, runId: meta.runId,
-      beforeEnd: () => context.tracer?.flush() });
+    await sendResult(res, result, {
+      signal: controller.signal,
+      runId: meta.runId,
+      beforeEnd: () => context.tracer?.flush(),
+      onStreamError: (text) => client.call('run.streamFailed', { runId: meta.runId, error: text })
+        .catch(() => {}),
+    });
   } finally {
     runs.delete(meta.runId);
   }
