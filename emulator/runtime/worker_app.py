@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import http.client
 import importlib
 import inspect
-import json
 import logging
 import os
 import re
@@ -48,11 +46,12 @@ from .function_limits import FunctionLimits, read_body
 from .function_store import CloudFunctionStore
 from .kv import KVSpaces
 from .loader import load_handler
-from .platform_choices import ABORT_CALL_TIMEOUT_S, HEALTH_PATH, METRICS_PATH
+from .platform_choices import HEALTH_PATH, METRICS_PATH
 from .responses import ResultError, error_response, json_response
 from .routes import Route as ProjectRoute
 from .routes import discover
-from .runs import AbortedRun, ActiveRuns, new_run_id
+from .runs import ActiveRuns, new_run_id
+from .worker_aborts import InstanceAborts
 
 if TYPE_CHECKING:
     from .node_instance import NodeInstance
@@ -141,6 +140,10 @@ class WorkerApp:
         self.settings = settings
         self.routes = discover(settings.project)
         self.runs = ActiveRuns()
+        self.aborts = InstanceAborts(
+            self.runs, settings.instance, settings.control_port, INTERNAL_PREFIX + "abort",
+            {TOKEN_HEADER: settings.token},
+        )
         self.env: dict[str, str] = dict(os.environ)
         self.on_ready = on_ready
         self._store: makers_store.ContextStore | None = None
@@ -154,7 +157,7 @@ class WorkerApp:
             kv=KVSpaces(),
             env=self.env,
             tools=ToolsSetup(settings.project, settings.framework, settings.tools_enabled),
-            abort=self._abort_everywhere,
+            abort=self.aborts.everywhere,
             instance=settings.instance,
             timeout_s=settings.agent_timeout_s,
         )
@@ -210,7 +213,7 @@ class WorkerApp:
         from .node_instance import NodeInstance
 
         self.node = NodeInstance(self.settings.node, self.settings.project, self.routes.all)
-        await self.node.start(self.store, self._abort_async)
+        await self.node.start(self.store, self.aborts.everywhere_async)
 
     def asgi(self) -> Starlette:
         return Starlette(routes=[Route("/{path:path}", self)], lifespan=self.lifespan)
@@ -357,71 +360,6 @@ class WorkerApp:
         if route.owns_subtree:
             return await run_function_app(entry, route, request, raw, context, limits)
         return await run_cloud_function(entry, route.relative, request, raw, context, limits)
-
-    # --- abort -------------------------------------------------------------
-
-    def _abort_everywhere(self, conversation_id: str, except_run: str | None) -> list[AbortedRun]:
-        """Abort the conversation's runs here, then (blocking, briefly) on the other instances.
-
-        Synchronous because ``abort_active_run`` is. The front fans out to the
-        *other* instances only, never back to this one, so this cannot deadlock.
-        """
-        aborted = self.runs.abort(conversation_id, except_run=except_run)
-        if self.settings.control_port:
-            elsewhere, dispatched_here = self._abort_elsewhere(conversation_id, except_run)
-            # runs the front sent here that had not started (or started meanwhile)
-            aborted += self.runs.abort(
-                conversation_id, except_run=except_run, dispatched=dispatched_here
-            )
-            aborted += elsewhere
-        return aborted
-
-    async def _abort_async(
-        self, conversation_id: str, except_run: str | None
-    ) -> list[AbortedRun]:
-        """:meth:`_abort_everywhere` without blocking this worker (Node's abortActiveRun)."""
-        aborted = self.runs.abort(conversation_id, except_run=except_run)
-        if self.settings.control_port:
-            elsewhere, dispatched_here = await asyncio.to_thread(
-                self._abort_elsewhere, conversation_id, except_run
-            )
-            aborted += self.runs.abort(
-                conversation_id, except_run=except_run, dispatched=dispatched_here
-            )
-            aborted += elsewhere
-        return aborted
-
-    def _abort_elsewhere(
-        self, conversation_id: str, except_run: str | None
-    ) -> tuple[list[AbortedRun], dict[str, float]]:
-        """The runs aborted on other instances, and the run ids the front dispatched here."""
-        payload = {
-            "conversation_id": conversation_id,
-            "except_run": except_run,
-            "instance": self.settings.instance,
-        }
-        connection = http.client.HTTPConnection(
-            "127.0.0.1", self.settings.control_port, timeout=ABORT_CALL_TIMEOUT_S
-        )
-        try:
-            connection.request(
-                "POST",
-                INTERNAL_PREFIX + "abort",
-                body=json.dumps(payload).encode("utf-8"),
-                headers={TOKEN_HEADER: self.settings.token, "content-type": "application/json"},
-            )
-            answer = connection.getresponse()
-            data = json.loads(answer.read() or b"null")
-            if answer.status != 200 or not isinstance(data, dict):
-                raise ValueError(f"the front answered {answer.status}")
-            aborted = [AbortedRun(str(r["run_id"]), float(r["started"])) for r in data["aborted"]]
-            here = {str(k): float(v) for k, v in data.get("dispatched_here", {}).items()}
-            return aborted, here
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            logger.warning("abort fan-out failed (%s); aborted on this instance only", exc)
-            return [], {}
-        finally:
-            connection.close()
 
     # --- internal endpoints (front <-> worker) ------------------------------
 
