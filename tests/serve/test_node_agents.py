@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
+import signal
 import time
 import uuid
 from collections.abc import Iterator
@@ -281,3 +283,27 @@ def test_a_client_that_leaves_aborts_the_node_run(server: Server) -> None:
     assert record["status"] == "disconnected"
     spans = record["spans"]
     assert isinstance(spans, list) and spans[0]["attributes"]["aborted"] is True
+
+
+def test_a_node_worker_never_outlives_its_instance(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", {
+        "agents/leaky.mjs": """
+            export async function onRequest() {
+              Promise.reject(new Error('nobody awaits this'));  // logged, not fatal
+              return Response.json({ pid: process.pid });
+            }
+        """,
+    })
+    with serving(project, tmp_path / "serve.log", "--store", "memory://") as running:
+        with running.client() as client:
+            first = client.post("/leaky", json={})
+            second = client.post("/leaky", json={})
+        assert first.json() == second.json()  # the same Node worker, still serving
+        node_pid = first.json()["pid"]
+        (python_pid,) = running.worker_pids()
+        os.kill(python_pid, signal.SIGKILL)  # no cleanup code runs in the Python worker
+        deadline = time.monotonic() + 10
+        while pid_alive(node_pid):
+            assert time.monotonic() < deadline, "the Node worker outlived its Python worker"
+            time.sleep(0.1)
+    assert "nobody awaits this" in running.log()

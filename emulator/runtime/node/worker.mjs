@@ -196,6 +196,11 @@ async function importRoutes() {
   }
 }
 
+// A promise a handler left behind fails: logged, and the instance keeps serving its
+// other runs (as a Python worker does when a background task raises).
+process.on('unhandledRejection', (reason) => {
+  console.error('an unhandled promise rejection (the worker keeps serving):', reason);
+});
 process.stdin.on('end', () => process.exit(0));  // the Python worker is gone
 process.stdin.on('error', () => process.exit(0));
 process.stdin.resume();
