@@ -307,3 +307,21 @@ def test_a_node_worker_never_outlives_its_instance(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the Node worker outlived its Python worker"
             time.sleep(0.1)
     assert "nobody awaits this" in running.log()
+
+
+def test_stop_on_the_same_instance_as_the_stream(tmp_path: Path) -> None:
+    files = {path: NODE_PROJECT[path] for path in ("agents/countdown.ts", "agents/stop.ts")}
+    project = write_project(tmp_path / "project", files)
+    with serving(project, tmp_path / "serve.log", "--store", "memory://") as running, \
+            running.client() as client:
+        with client.stream("POST", "/countdown", json={"from": 200, "pause_ms": 100},
+                           headers={"makers-conversation-id": "one"}) as response:
+            events = sse_events(response.iter_lines())
+            next(events)
+            started = time.monotonic()
+            with running.client() as other:  # the Node thread that streams is the one asking
+                stopped = other.post("/stop", json={"conversation_id": "one"})
+            assert time.monotonic() - started < 2
+            assert stopped.json()["aborted"] is True
+            assert stopped.headers["makers-instance"] == response.headers["makers-instance"]
+            assert [json.loads(data) for _, data in events][-1] == {"stopped": True}
