@@ -83,6 +83,8 @@ def test_a_python_cloud_function_reads_what_a_ts_agent_wrote(client: httpx.Clien
     python_view = client.get(f"/api/notes/{cid}")
     assert python_view.status_code == 200, python_view.text
     assert python_view.json() == {"notes": ["one", "two"], "messages": ["one", "two"]}
+    wrong_method = client.post(f"/api/ts-notes/{cid}", json={})
+    assert wrong_method.status_code == 405 and wrong_method.headers["allow"] == "GET"
     node_view = client.get(f"/api/ts-notes/{cid}", params={"q": "x"})
     assert node_view.status_code == 200, node_view.text
     assert node_view.json() == {

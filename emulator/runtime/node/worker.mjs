@@ -107,6 +107,17 @@ async function serveRun(req, res, meta) {
     return;
   }
   const entry = entryOf(namespace, req.method);
+  const allowed = Object.entries(METHOD_HANDLERS)
+    .filter(([, name]) => typeof exportsOf(namespace)[name] === 'function')
+    .map(([method]) => method);
+  if (entry === null && allowed.length) {  // only other methods' handlers
+    const body = Buffer.from(JSON.stringify({
+      error: `${req.method} is not allowed: ${meta.relative} handles ${allowed.join(', ')}` }));
+    res.writeHead(405, { 'content-type': 'application/json', 'content-length': body.length,
+      allow: allowed.join(', ') });
+    res.end(body);
+    return;
+  }
   if (entry === null) {
     const message = `${meta.relative} exports no onRequest (or onRequest${
       req.method[0]}${req.method.slice(1).toLowerCase()}) function`;
