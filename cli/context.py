@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from makers_store import SyncContextStore, SyncStateStore
-    from makers_store.portal import Portal
+    from makers_store import Portal, SyncContextStore, SyncStateStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,8 +42,7 @@ class Session:
     def __init__(
         self, url: str | None, *, create: bool = False, portal: Portal | None = None
     ) -> None:
-        from makers_store import SyncContextStore, open_store
-        from makers_store.portal import Portal
+        from makers_store import Portal, SyncContextStore, open_store
 
         self._portal: Portal = portal or Portal()
         self._owns_portal = portal is None

@@ -43,7 +43,7 @@ def copy_command(
     """
     from contextlib import closing
 
-    from makers_store.portal import Portal
+    from makers_store import Portal
 
     from .context import Session
     from .errors import UsageProblem

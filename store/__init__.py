@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .inventory import StoreCounts
     from .location import StoreLocation
     from .models import ConversationMeta, ListConversationsResult, Message
+    from .portal import Portal
     from .runner import UnitRunner
     from .state_api import StateStore
     from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
@@ -68,6 +69,7 @@ _SOURCES = {
     ".inventory": ("StoreCounts",),
     ".location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
+    ".portal": ("Portal",),
     ".runner": ("UnitRunner",),
     ".state_api": ("StateStore",),
     ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
@@ -112,6 +114,7 @@ __all__ = [
     "MemoryValidationError",
     "Message",
     "MissingExtraError",
+    "Portal",
     "PreconditionFailedError",
     "RebuildSummary",
     "StateStore",

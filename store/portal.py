@@ -13,7 +13,6 @@ caller then reports about the store no longer changes behind it.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import threading
 from collections.abc import AsyncIterator, Coroutine, Generator
 from typing import Any, TypeVar, cast
@@ -25,6 +24,11 @@ _WAKE = 0.05
 
 
 class Portal:
+    """One event-loop thread that blocking stores run their calls on. A
+    :class:`~makers_store.SyncContextStore` made without one owns its own;
+    stores used together (``store.admin.copy_to(other)``) share one:
+    ``SyncContextStore(open_store(url), portal)``, closed by the caller."""
+
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -60,31 +64,36 @@ class Portal:
         if threading.current_thread() is self._thread:
             coro.close()
             raise RuntimeError("a synchronous store cannot be called from its own portal thread")
-        task: list[asyncio.Task[T]] = []
+        started: list[asyncio.Task[T]] = []
+        done = threading.Event()
 
-        async def tracked() -> T:
-            current = asyncio.current_task()
-            assert current is not None  # a coroutine run by run_coroutine_threadsafe
-            task.append(current)
-            return await coro
+        def start() -> None:
+            task = loop.create_task(coro)
+            task.add_done_callback(lambda _: done.set())
+            started.append(task)
 
-        future = asyncio.run_coroutine_threadsafe(tracked(), loop)
+        def cancel() -> None:  # queued after ``start`` if that was queued: it has run
+            if started:
+                started[0].cancel()
+            else:
+                coro.close()
+                done.set()
+
         try:
+            loop.call_soon_threadsafe(start)
             # Waited in slices: SIGINT may be delivered to any thread, and only a
             # waiting thread that wakes up now and then runs Python's handler (in
             # the main thread) and sees KeyboardInterrupt at once.
-            while True:
-                try:
-                    return future.result(_WAKE)
-                except TimeoutError:
-                    continue
+            while not done.wait(_WAKE):
+                pass
         except KeyboardInterrupt:
             self._interrupted.set()
-            if task:
-                loop.call_soon_threadsafe(task[0].cancel)
-            # A unit that runs inline ends before it sees the cancellation.
-            concurrent.futures.wait([future])
+            loop.call_soon_threadsafe(cancel)
+            done.wait()  # a unit that runs inline ends before it sees the cancellation
+            if started and not started[0].cancelled():
+                started[0].exception()  # retrieved: the interrupt is what the caller sees
             raise
+        return started[0].result()
 
     def iterate(self, items: AsyncIterator[T]) -> Generator[T, None, None]:
         """Walk an async iterator from synchronous code, one step per call;

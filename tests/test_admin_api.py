@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store import ContextStore, MemoryValidationError, SyncContextStore
+from makers_store import ContextStore, MemoryValidationError, Portal, SyncContextStore
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.portal import Portal
 from tests.backends import backend_url
 
 MESSAGES = 230  # more than two pages of 100

@@ -42,6 +42,7 @@ EXPORTED = [
     "MemoryValidationError",
     "Message",
     "MissingExtraError",
+    "Portal",
     "PreconditionFailedError",
     "RebuildSummary",
     "StateStore",
