@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from . import blob, conv, copy, index, info, msg, state, transfer
+from . import blob, conv, copy, index, info, msg, state, studio, transfer
 from . import serve as serve_commands
 from .context import CliState
 from .errors import BoundaryGroup, run_with_error_boundary
@@ -115,6 +115,13 @@ app.command("serve", epilog=examples("makers-store serve", "makers-store serve d
     serve_commands.serve_command
 )
 app.command("init", epilog=examples("makers-store init demo"))(serve_commands.init_command)
+app.command(
+    "studio",
+    epilog=examples(
+        "makers-store studio --open",
+        "makers-store studio --store 'postgresql://app@db.internal/agents' --port 9000",
+    ),
+)(studio.studio_command)
 
 
 def main() -> int:

@@ -5,7 +5,7 @@
 
 _makers_store_commands() {
     case "$1" in
-        "") echo 'info export import copy serve init conv msg state index blob' ;;
+        "") echo 'info export import copy serve init studio conv msg state index blob' ;;
         "conv") echo 'list show update delete clear' ;;
         "msg") echo 'append list show update delete tail' ;;
         "state") echo 'get set delete list' ;;
@@ -23,6 +23,7 @@ _makers_store_options() {
         "copy") echo '--prune --json -h --help' ;;
         "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits -h --help' ;;
         "init") echo '--force -h --help' ;;
+        "studio") echo '--store --host --port --open -h --help' ;;
         "conv") echo '-h --help' ;;
         "conv list") echo '--user -u --limit -n --order --after --before --all -a --json -h --help' ;;
         "conv show") echo '--json -h --help' ;;
@@ -65,6 +66,9 @@ _makers_store_value() {
         "serve|--store") echo 'file' ;;
         "serve|--instances") echo 'any' ;;
         "serve|--recycle-every") echo 'any' ;;
+        "studio|--store") echo 'file' ;;
+        "studio|--host") echo 'any' ;;
+        "studio|--port") echo 'any' ;;
         "conv list|--user") echo 'any' ;;
         "conv list|-u") echo 'any' ;;
         "conv list|--limit") echo 'any' ;;

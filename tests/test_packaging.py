@@ -59,6 +59,12 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
         "makers_store/emulator/runtime/shim/_platform/context.py",
         "makers_store/emulator/runtime/shim/_platform/memory.py",
         "makers_store/cli/main.py",
+        # the Studio works offline: its pages, stylesheet and script ship
+        "makers_store/emulator/studio/app.py",
+        "makers_store/emulator/studio/templates/base.html",
+        "makers_store/emulator/studio/templates/conversation.html",
+        "makers_store/emulator/studio/static/studio.css",
+        "makers_store/emulator/studio/static/studio.js",
     ]:
         assert required in names, required
     assert not any(

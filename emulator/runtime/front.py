@@ -23,8 +23,9 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ..studio import SERVE_PREFIX as STUDIO_PREFIX
 from .front_body import BodyRefused, ClientGone, body_pieces, declared_length
 from .front_control import InflightRuns, serve_control
 from .front_headers import (
@@ -46,6 +47,7 @@ from .worker_app import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER
 
 logger = logging.getLogger("makers_store.serve")
 
+
 CONNECT_TIMEOUT_S = 10.0
 #: Longest wait for a worker's answer to begin, and longest pause inside a stream.
 RESPONSE_TIMEOUT_S = 600.0
@@ -64,6 +66,10 @@ class _Outcome:
 
 def _shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _is_studio_path(path: str) -> bool:
+    return path == STUDIO_PREFIX or path.startswith(STUDIO_PREFIX + "/")
 
 
 def _piece_by_piece(head: ResponseHead, method: str) -> bool:
@@ -89,6 +95,8 @@ class FrontApp:
         self.control_port = control_port
         self.limits = limits or FrontLimits()
         self.inflight = InflightRuns()
+        #: the Studio's app, answering under /_studio/ (None: not served)
+        self.studio: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -102,6 +110,8 @@ class FrontApp:
                 scope, receive, send, token=self.token, inflight=self.inflight,
                 pool=self.pool, limits=self.limits,
             )
+        elif self.studio is not None and _is_studio_path(scope["path"]):
+            await self.studio(scope, receive, send)  # before routing: no project route shadows it
         elif scope["path"].startswith(INTERNAL_PREFIX):
             identity = identity_headers(conversation_of(scope), new_run_id())
             body = {"error": "not found", "method": scope["method"], "path": scope["path"]}

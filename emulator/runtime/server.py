@@ -281,6 +281,8 @@ async def _serve(
     on_routes: Callable[[RouteTable], None] | None,
     on_ready: Callable[[str], None] | None,
 ) -> None:
+    from ..studio import SERVE_PREFIX
+    from ..studio.under_serve import studio_for_serve
     from . import front_limits
     from . import reload as reloading
     from .front import FrontApp
@@ -295,6 +297,17 @@ async def _serve(
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
+    studio = studio_for_serve(
+        prepared.store.url,
+        split_url(prepared.store.url)[0],
+        options.host,
+        prepared.project,
+        tuple(route.path for route in prepared.routes.agents),
+    )
+    if isinstance(studio, str):
+        logger.warning("%s", studio)
+    else:
+        front.studio = studio.app  # type: ignore[assignment]
     guarded = front_limits.GuardedH11Protocol.with_limits(limits)
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     stop = stopper(server)
@@ -356,6 +369,8 @@ async def _serve(
             agents.framework_source,
             f"; agents.timeout {agents.timeout_s:g}s" if agents.timeout_s else "",
         )
+        if not isinstance(studio, str):
+            logger.info("studio %s%s/", address, SERVE_PREFIX)
         if on_ready is not None:
             on_ready(address)
         await server.serve(sockets=[public, control])
@@ -365,4 +380,6 @@ async def _serve(
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         await pool.stop()
+        if not isinstance(studio, str):
+            await studio.store.close()
         logger.info("stopped")

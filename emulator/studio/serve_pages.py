@@ -1,0 +1,81 @@
+"""Pages only ``makers-store serve`` has: the playground and the run traces.
+
+The playground page posts to the project's agent routes on the same origin
+(the Studio is served by the front at ``/_studio/``), reads the answer frame
+by frame, shows the run id and the instance that served it (the front's
+``makers-run-id`` and ``makers-instance`` headers) and stops a run through
+the project's own stop route. Traces are the records ``ctx.tracer`` wrote to
+``.makers-store/traces.jsonl`` (:mod:`..runtime.trace_log`, the one reader of
+that format).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from ..runtime.trace_log import recent_records, trace_path
+from .app import Renderer, StudioConfig
+from .shapes import pretty, when
+
+TRACES_SHOWN = 200
+
+
+def trace_rows(config: StudioConfig, conversation_id: str | None) -> list[dict[str, Any]]:
+    """The newest runs (of one conversation, if given), newest first."""
+    assert config.project is not None
+    records = recent_records(trace_path(config.project), TRACES_SHOWN * 5)
+    rows = []
+    for record in records:
+        if conversation_id and record.get("conversation_id") != conversation_id:
+            continue
+        rows.append(
+            {
+                "run": str(record.get("run_id", "")),
+                "conversation": str(record.get("conversation_id", "")),
+                "route": str(record.get("route", "")),
+                "instance": str(record.get("instance", "")),
+                "status": str(record.get("status", "")),
+                "duration": f"{float(record.get('duration_ms') or 0):.0f} ms",
+                "started": _started(record.get("started_at")),
+                "spans": len(record.get("spans") or []),
+                "detail": pretty(
+                    {"attributes": record.get("attributes"), "spans": record.get("spans")}
+                ),
+            }
+        )
+        if len(rows) >= TRACES_SHOWN:
+            break
+    return rows
+
+
+def _started(value: Any) -> str:
+    return when(int(float(value) * 1000)) if isinstance(value, int | float) else ""
+
+
+def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
+    async def playground(request: Request) -> Response:
+        return render.page(
+            request,
+            "playground.html",
+            routes=list(config.agent_routes),
+            cid=request.query_params.get("id", ""),
+        )
+
+    async def traces(request: Request) -> Response:
+        cid = request.query_params.get("id", "")
+        return render.page(request, "traces.html", rows=trace_rows(config, cid or None), cid=cid)
+
+    async def traces_part(request: Request) -> Response:
+        cid = request.query_params.get("id", "")
+        rows = trace_rows(config, cid or None)
+        return HTMLResponse(render.text("trace_rows.html", rows=rows, cid=cid))
+
+    return [
+        Route(f"{p}/playground", playground),
+        Route(f"{p}/traces", traces),
+        Route(f"{p}/traces.part", traces_part),
+    ]

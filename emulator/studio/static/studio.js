@@ -1,0 +1,282 @@
+// makers-store Studio: live updates, paging and edits. Server-rendered
+// fragments (escaped by the server's templates) are inserted as they come;
+// anything this script shows itself is set with textContent, never as markup.
+"use strict";
+(function () {
+  const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
+  const TOKEN = meta("studio-token");
+  const BASE = meta("studio-base");
+  const page = document.body.dataset.page;
+  const conversation = document.querySelector(".conversation");
+  const cid = conversation ? conversation.dataset.id : null;
+
+  function toast(text, bad) {
+    const box = document.createElement("div");
+    box.className = bad ? "toast bad" : "toast";
+    box.setAttribute("role", bad ? "alert" : "status");
+    box.textContent = text;
+    document.body.appendChild(box);
+    setTimeout(() => box.remove(), bad ? 8000 : 2500);
+  }
+
+  async function post(path, body) {
+    const response = await fetch(BASE + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-studio-token": TOKEN },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    const answer = await response.json().catch(() => ({ error: response.statusText }));
+    if (!response.ok) throw new Error(answer.error || `HTTP ${response.status}`);
+    return answer;
+  }
+
+  async function fragment(url) {
+    const response = await fetch(url, { credentials: "same-origin" });
+    if (!response.ok) {
+      const answer = await response.json().catch(() => ({ error: response.statusText }));
+      throw new Error(answer.error || `HTTP ${response.status}`);
+    }
+    return response.text();
+  }
+
+  // --- conversation panels --------------------------------------------------
+
+  function busy(panel) {
+    const active = document.activeElement;
+    return panel.contains(active) && active.matches("input, textarea, select") || panel.querySelector("[data-dirty]");
+  }
+
+  async function refreshPanel(name, force) {
+    const panel = document.querySelector(`[data-panel="${name}"]`);
+    if (!panel) return;
+    if (!force && busy(panel)) { panel.classList.add("stale"); return; }
+    const url = `${BASE}/panel.part?id=${encodeURIComponent(cid)}&name=${name}`;
+    panel.innerHTML = await fragment(url);
+    panel.classList.remove("stale");
+  }
+
+  function lastMessageId() {
+    const all = document.querySelectorAll("#messages [data-message-id]");
+    return all.length ? all[all.length - 1].dataset.messageId : null;
+  }
+
+  async function appendNewer() {
+    const box = document.getElementById("messages");
+    const last = lastMessageId();
+    const url = last
+      ? `${BASE}/messages.part?id=${encodeURIComponent(cid)}&newer=${encodeURIComponent(last)}`
+      : `${BASE}/messages.part?id=${encodeURIComponent(cid)}`;
+    const holder = document.createElement("div");
+    holder.innerHTML = await fragment(url);
+    if (!last) { box.innerHTML = ""; }
+    for (const node of Array.from(holder.children)) {
+      if (node.dataset.messageId && box.querySelector(`[data-message-id="${CSS.escape(node.dataset.messageId)}"]`)) continue;
+      if (last && node.matches("button.older")) continue;
+      if (node.dataset.messageId) node.classList.add("fresh");
+      box.appendChild(node);
+    }
+  }
+
+  async function loadOlder(button) {
+    const url = `${BASE}/messages.part?id=${encodeURIComponent(cid)}&older=${encodeURIComponent(button.dataset.older)}`;
+    const holder = document.createElement("div");
+    holder.innerHTML = await fragment(url);
+    const box = document.getElementById("messages");
+    const anchor = button.nextElementSibling;
+    button.remove();
+    for (const node of Array.from(holder.children)) box.insertBefore(node, anchor);
+  }
+
+  async function onChange(parts) {
+    if (page === "conversation") {
+      if (parts.includes("messages")) await appendNewer();
+      if (parts.includes("conversation") || parts.includes("messages")) await refreshPanel("meta");
+      if (parts.includes("state")) await refreshPanel("state");
+      if (parts.includes("frameworks") || parts.includes("messages")) await refreshPanel("frameworks");
+    } else if (page === "conversations") {
+      const list = document.getElementById("conversation-list");
+      const params = new URLSearchParams(location.search);
+      if (params.get("after") || params.get("before")) return;
+      const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
+      list.innerHTML = await fragment(list.dataset.part);
+      if (focused) {  // keep keyboard users where they were
+        const again = Array.from(list.querySelectorAll("a")).find((a) => a.getAttribute("href") === focused);
+        if (again) again.focus();
+      }
+    }
+  }
+
+  // --- live updates (server-sent events) ------------------------------------
+
+  function connect() {
+    const watch = document.body.dataset.watch;
+    const status = document.getElementById("live");
+    if (!watch) { status.textContent = ""; return; }
+    const url = watch === "conversation" ? `${BASE}/events?id=${encodeURIComponent(cid)}` : `${BASE}/events`;
+    const source = new EventSource(url);
+    source.addEventListener("ready", () => {
+      status.textContent = "live";
+      status.classList.add("on");
+      // what was written between rendering the page and now
+      onChange(["messages", "conversation", "state", "frameworks", "conversations"]).catch((e) => toast(e.message, true));
+    });
+    source.addEventListener("change", (event) => {
+      const change = JSON.parse(event.data);
+      onChange(change.parts).catch((e) => toast(e.message, true));
+    });
+    source.onerror = () => { status.textContent = "reconnecting"; status.classList.remove("on"); };
+  }
+
+  // --- edits ------------------------------------------------------------------
+
+  const ACTIONS = {
+    "meta": (form) => post("/api/meta", { id: cid, patch: form.elements.patch.value }).then(() => "metadata merged"),
+    "meta-delete": (el) => post("/api/meta", { id: cid, patch: JSON.stringify({ [el.dataset.key]: null }) }).then(() => "metadata key deleted"),
+    "state": (form) => post("/api/state", { id: cid, key: form.dataset.key, value: form.elements.value.value }).then(() => "state saved"),
+    "state-new": (form) => post("/api/state", { id: cid, key: form.elements.key.value, value: form.elements.value.value }).then(() => "state added"),
+    "state-delete": (el) => post("/api/state-delete", { id: cid, key: el.dataset.key }).then(() => "state key deleted"),
+    "clear": () => post("/api/clear", { id: cid }).then(() => { document.getElementById("messages").innerHTML = ""; return "messages cleared"; }),
+    "delete": () => post("/api/delete", { id: cid }).then(() => { location.href = `${BASE}/`; return "conversation deleted"; }),
+    "index-check": async () => {
+      const out = document.getElementById("index-result");
+      out.textContent = "checking…";
+      out.innerHTML = await fragment(`${BASE}/index-check.part`);
+      return "check done";
+    },
+    "index-rebuild": async () => {
+      const answer = await post("/api/index-rebuild", {});
+      const out = document.getElementById("index-result");
+      out.textContent = "rebuilt: " + JSON.stringify(answer.summary);
+      return "index rebuilt";
+    },
+  };
+
+  async function run(name, el) {
+    if (el.dataset.confirm && !window.confirm(el.dataset.confirm)) return;
+    try {
+      const said = await ACTIONS[name](el);
+      toast(said, false);
+      const panel = el.closest("[data-panel]");
+      if (panel) { delete panel.dataset.dirty; await refreshPanel(panel.dataset.panel, true); }
+    } catch (error) {
+      toast(error.message, true);
+    }
+  }
+
+  document.addEventListener("submit", (event) => {
+    const form = event.target.closest("form[data-action]");
+    if (!form) return;
+    event.preventDefault();
+    run(form.dataset.action, form);
+  });
+  document.addEventListener("click", (event) => {
+    const older = event.target.closest("button.older");
+    if (older) { loadOlder(older).catch((e) => toast(e.message, true)); return; }
+    const el = event.target.closest("button[data-action]");
+    if (el && el.type === "button") run(el.dataset.action, el);
+  });
+  document.addEventListener("input", (event) => {
+    const panel = event.target.closest("[data-panel]");
+    if (panel) panel.dataset.dirty = "1";
+  });
+
+  // --- keyboard: "/" finds, j / k move through rows and messages -------------
+
+  document.addEventListener("keydown", (event) => {
+    if (event.target.matches("input, textarea, select") || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "/") {
+      const search = document.getElementById("search");
+      if (search) { event.preventDefault(); search.focus(); }
+    } else if (event.key === "j" || event.key === "k") {
+      const items = Array.from(document.querySelectorAll(".row-link, .message"));
+      if (!items.length) return;
+      const at = items.indexOf(document.activeElement);
+      const next = event.key === "j" ? Math.min(at + 1, items.length - 1) : Math.max(at - 1, 0);
+      items[next].focus();
+      event.preventDefault();
+    }
+  });
+
+  // --- playground (serve only) ------------------------------------------------
+
+  function playground() {
+    const form = document.getElementById("playground");
+    if (!form) return;
+    const stop = document.getElementById("stop-run");
+    const frames = document.getElementById("frames");
+    const say = (id, text) => { document.getElementById(id).textContent = text; };
+    let running = null;
+
+    // the stop route: ROUTE/stop, else a sibling stop (/chat/stream -> /chat/stop)
+    const routes = Array.from(form.elements.route.options).map((o) => o.value);
+    const routeChanged = () => {
+      const route = form.elements.route.value.replace(/\/$/, "");
+      const sibling = route.replace(/\/[^/]*$/, "") + "/stop";
+      form.elements.stop.value = routes.includes(route + "/stop") || !routes.includes(sibling) ? route + "/stop" : sibling;
+    };
+    form.elements.route.addEventListener("change", routeChanged);
+    if (!form.elements.stop.value && form.elements.route.value) routeChanged();
+
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const conversationId = form.elements.cid.value;
+      frames.textContent = "";
+      say("run-status", "sending"); say("run-id", ""); say("run-instance", "");
+      running = new AbortController();
+      stop.disabled = false;
+      try {
+        const response = await fetch(form.elements.route.value, {
+          method: "POST",
+          headers: { "content-type": "application/json", "makers-conversation-id": conversationId },
+          body: form.elements.body.value,
+          signal: running.signal,
+        });
+        say("run-status", `HTTP ${response.status}, streaming`);
+        say("run-id", response.headers.get("makers-run-id") || "");
+        say("run-instance", response.headers.get("makers-instance") || "");
+        const reader = response.body.getReader();
+        const decoder = new TextDecoder();
+        let buffered = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffered += decoder.decode(value, { stream: true });
+          const pieces = buffered.split(/\r?\n\r?\n/);
+          buffered = pieces.pop();
+          for (const piece of pieces) {
+            const item = document.createElement("li");
+            item.textContent = piece;
+            frames.appendChild(item);
+          }
+        }
+        if (buffered) { const item = document.createElement("li"); item.textContent = buffered; frames.appendChild(item); }
+        say("run-status", `done (HTTP ${response.status})`);
+      } catch (error) {
+        say("run-status", error.name === "AbortError" ? "disconnected" : `failed: ${error.message}`);
+      } finally {
+        stop.disabled = true;
+        running = null;
+      }
+    });
+
+    stop.addEventListener("click", async () => {
+      const conversationId = form.elements.cid.value;
+      try {
+        // the target goes in the body: with the header, the platform would
+        // treat the stop request as the conversation's next run
+        const response = await fetch(form.elements.stop.value, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ conversation_id: conversationId }),
+        });
+        toast(`stop route answered HTTP ${response.status}`, !response.ok);
+      } catch (error) {
+        toast(error.message, true);
+      }
+    });
+  }
+
+  playground();
+  connect();
+})();

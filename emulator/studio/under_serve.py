@@ -1,0 +1,50 @@
+"""The Studio inside ``makers-store serve``, at ``/_studio/`` on serve's port.
+
+The front answers ``/_studio`` and everything under it before routing, so no
+project route shadows it; and no project route can be shadowed by it except
+a catch-all (``[name].py``) asked for that exact path, since a file or
+folder whose name starts with ``_`` is never routed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from makers_store import ContextStore, MissingExtraError, open_store
+
+from . import SERVE_PREFIX, require_extra, security
+
+
+@dataclass
+class ServedStudio:
+    app: object  # the ASGI app (typed loosely: Starlette is imported lazily)
+    store: ContextStore
+
+
+def studio_for_serve(
+    store_url: str, scheme: str, host: str, project: Path, agent_routes: tuple[str, ...]
+) -> ServedStudio | str:
+    """The Studio for a serve run, or why there is none (a warning to print)."""
+    if scheme == "memory":
+        return (
+            "no Studio at /_studio/: a memory:// store lives inside the instance, "
+            "where the Studio cannot see it; use a sqlite:/// store"
+        )
+    try:
+        require_extra()
+    except MissingExtraError as exc:
+        return f"no Studio at /_studio/: {exc}"
+    from .app import StudioConfig, create_app
+
+    store = open_store(store_url)
+    config = StudioConfig(
+        store=store,
+        token=security.new_token(),
+        prefix=SERVE_PREFIX,
+        hosts=security.allowed_hosts(host),
+        project=project,
+        agent_routes=agent_routes,
+        store_label=store_url,
+    )
+    return ServedStudio(create_app(config), store)

@@ -1,0 +1,167 @@
+"""The Studio's browser tests: a real ``makers-store studio`` process, driven
+by Playwright in Debian's chromium (Playwright cannot download browsers here;
+.ci/run installs chromium with apt when it is missing).
+
+Screenshots go to ``$MAKERS_TEST_ARTIFACTS/studio`` (default: a pytest temp
+directory, printed at the end of the session).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
+
+import makers_store
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: how long a page may take to show what the test waits for (ms)
+SHOWN_MS = 5_000
+
+
+@dataclass
+class Studio:
+    url: str  # http://127.0.0.1:PORT/ (ends with /)
+    store_url: str
+    process: subprocess.Popen[str]
+
+    def at(self, path: str) -> str:
+        return self.url.rstrip("/") + path
+
+
+def start_studio(store_url: str) -> Studio:
+    """``makers-store studio --port 0`` in a process of its own, once it answers."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "makers_store.cli.main",
+            "studio",
+            "--store",
+            store_url,
+            "--port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    seen = []
+    for line in process.stdout:
+        seen.append(line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        if found:
+            return Studio(found.group(0), store_url, process)
+    raise AssertionError("the studio did not start:\n" + "".join(seen))
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stdout is not None:
+        process.stdout.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = os.environ.get("MAKERS_TEST_ARTIFACTS")
+    folder = Path(root) / "studio" if root else tmp_path_factory.mktemp("studio-artifacts")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
+    folder = tmp_path_factory.mktemp("studio-store")
+    url = f"sqlite:///{folder}/store.db"
+    with makers_store.open_sync_store(url) as store:  # the studio opens existing stores only
+        store.append_message("first", "user", "hello", user_id="u_first")
+    started = start_studio(url)
+    yield started
+    stop(started.process)
+
+
+@pytest.fixture
+def seed(studio: Studio) -> Iterator[makers_store.SyncContextStore]:
+    """The Studio's store, opened separately: seeds and reads back through the library."""
+    with makers_store.open_sync_store(studio.store_url) as store:
+        yield store
+
+
+@pytest.fixture
+def cid() -> str:
+    """A conversation id no other test uses."""
+    return f"c-{uuid.uuid4().hex[:10]}"
+
+
+class PageLog:
+    """What a page did that a test may need to assert it did not do."""
+
+    def __init__(self) -> None:
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        #: whether confirmations are accepted (else dismissed)
+        self.accept = False
+
+    def dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        if self.accept:
+            dialog.accept()
+        else:
+            dialog.dismiss()
+
+    def console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+
+@pytest.fixture
+def page_log() -> PageLog:
+    return PageLog()
+
+
+@pytest.fixture
+def page(browser: Browser, page_log: PageLog) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    opened = context.new_page()
+    opened.set_default_timeout(SHOWN_MS)
+    opened.on("dialog", page_log.dialog)
+    opened.on("console", page_log.console)
+    yield opened
+    context.close()
+
+
+def wait_live(page: Page) -> None:
+    """Until the page's event stream is open (the header says "live")."""
+    page.locator("#live.on").wait_for()

@@ -1,0 +1,81 @@
+"""The Studio under ``makers-store serve``: at /_studio/ on serve's port, the
+playground streaming a real agent run (and stopping one), traces per run."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.serve.harness import Server, cli, serving
+
+from .conftest import wait_live
+
+#: the scaffold's echo model streams one word per 50 ms: this takes seconds
+LONG_MESSAGE = " ".join(f"word{n}" for n in range(200))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("studio-serve")
+    made = cli("init", str(root / "demo"))
+    assert made.returncode == 0, made.stderr
+    with serving(root / "demo", root / "serve.log") as server:
+        yield server
+
+
+def studio_url(server: Server, path: str = "/") -> str:
+    return f"{server.base_url}/_studio{path}"
+
+
+def test_serve_prints_the_studio_url_and_serves_it(page: Page, served: Server) -> None:
+    assert f"studio {served.base_url}/_studio/" in served.log()
+    page.goto(studio_url(served))
+    expect(page.locator("nav.top-nav, header.top nav")).to_contain_text("Playground")
+    wait_live(page)
+    page.goto(served.base_url + "/_studio")  # without the slash: to the same page
+    expect(page.locator("h1")).to_have_text("Conversations")
+
+
+def test_the_playground_streams_a_turn_frame_by_frame(
+    page: Page, served: Server, artifacts: Path
+) -> None:
+    page.goto(studio_url(served, "/playground"))
+    page.select_option("select[name=route]", "/chat/stream")
+    page.fill("input[name=cid]", "play-1")
+    page.fill("textarea[name=body]", json.dumps({"message": "hello studio"}))
+    page.click("#playground button[type=submit]")
+    expect(page.locator("#run-status")).to_contain_text("done")
+    frames = page.locator("#frames li")
+    assert frames.count() > 3
+    expect(frames.first).to_contain_text("event: delta")
+    expect(frames.last).to_contain_text("event: done")
+    expect(page.locator("#run-id")).to_contain_text("run_")
+    expect(page.locator("#run-instance")).to_have_text("1")
+    page.screenshot(path=artifacts / "playground.png", full_page=True)
+    run_id = page.locator("#run-id").inner_text()
+    page.goto(studio_url(served, "/conversation?id=play-1"))
+    expect(page.locator("#messages .message")).to_have_count(2)
+    expect(page.locator("#messages .message").first).to_contain_text("hello studio")
+    page.goto(studio_url(served, "/traces?id=play-1"))
+    row = page.locator("#traces tbody tr", has_text=run_id)
+    expect(row).to_contain_text("/chat/stream")
+    expect(row.locator("td.num").first).to_have_text("1")
+    page.screenshot(path=artifacts / "traces.png", full_page=True)
+
+
+def test_the_stop_button_stops_a_running_turn(page: Page, served: Server) -> None:
+    page.goto(studio_url(served, "/playground"))
+    page.select_option("select[name=route]", "/chat/stream")
+    expect(page.locator("input[name=stop]")).to_have_value("/chat/stop")  # the sibling
+    page.fill("input[name=cid]", "play-stop")
+    page.fill("textarea[name=body]", json.dumps({"message": LONG_MESSAGE}))
+    page.click("#playground button[type=submit]")
+    expect(page.locator("#frames li").nth(2)).to_be_visible()
+    page.click("#stop-run")
+    expect(page.locator(".toast")).to_contain_text("stop route answered HTTP 200")
+    expect(page.locator("#run-status")).to_contain_text("done")
+    expect(page.locator("#frames li").last).to_contain_text('"aborted": true')
