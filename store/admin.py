@@ -147,7 +147,9 @@ class StoreAdmin:
         there is replaced at once; conversations already equal are not
         written again, so a second run writes nothing. ``prune=True`` deletes
         what exists only in the destination. ``progress(n)`` runs after each
-        conversation and page of blobs. Copy a store nobody is writing to."""
+        conversation and page of blobs. Copy a store nobody is writing to. In
+        blocking code both stores share one :class:`~makers_store.Portal`
+        (the copy uses the destination from the source's event loop)."""
         target = destination.runner
         if target.blobs is self._runner.blobs:
             raise MemoryValidationError("destination is this store: copy_to needs another one")
