@@ -1,7 +1,7 @@
 """The store RPC methods a Node agent's ``context`` needs besides the store.
 
-Node's ``context.kv``, ``context.tools``, ``context.tracer`` and
-``context.utils.abortActiveRun`` are thin clients: each call names its run
+Node's ``context.kv``, ``context.tools``, ``context.sandbox``,
+``context.tracer`` and ``context.utils.abortActiveRun`` are thin clients: each call names its run
 (``runId``) and lands here, on the Python ``ctx`` the worker built for that run
 (:class:`NodeRuns`), so the Python implementations (:mod:`.kv`,
 :mod:`.tools`, :mod:`.tracing`, the front's abort fan-out) are the only ones.
@@ -11,6 +11,8 @@ the RPC server sends back by name.
 
 from __future__ import annotations
 
+import inspect
+import json
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +21,7 @@ from makers_store.errors import MemoryValidationError
 
 from .context import AgentContext
 from .runs import AbortedRun, latest
+from .sse import dumps
 from .store_rpc import Handler
 from .tools.catalog import SPECS
 
@@ -65,6 +68,23 @@ def _arg(params: dict[str, Any], name: str) -> Any:
     return params.get(name)
 
 
+#: ``context.sandbox`` methods (Node and Python spellings) -> the attribute path on ``ctx.sandbox``.
+_SANDBOX_METHODS: dict[str, tuple[str, ...]] = {
+    "commands.run": ("commands", "run"),
+    **{f"files.{name}": ("files", name)
+       for name in ("read", "write", "list", "exists", "remove", "make_dir", "makeDir")},
+    **{name: (name,) for name in ("run_code", "runCode", "get_info", "getInfo", "extend_timeout",
+                                  "extendTimeout", "kill", "get_host", "getHost")},
+    **{f"browser.{name}": ("browser", name)
+       for name in ("goto", "screenshot", "click", "type", "evaluate", "get_content", "close")},
+}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain JSON (results such as ``CommandResult`` encode via ``to_dict()``)."""
+    return json.loads(dumps(value))
+
+
 def _tool_specs() -> list[dict[str, Any]]:
     return [
         {"name": s.name, "description": s.description, "parameters": s.parameters} for s in SPECS
@@ -93,6 +113,18 @@ def node_handlers(runs: NodeRuns, abort: AsyncAbort) -> dict[str, Handler]:
     async def tools_run(params: dict[str, Any]) -> Any:
         toolkit = runs.context(params, "tools.run").tools
         return await toolkit.runner.run(params.get("name"), params.get("args"))
+
+    async def sandbox_call(params: dict[str, Any]) -> Any:
+        ctx = runs.context(params, "sandbox.call")
+        method, args = _arg(params, "method"), _arg(params, "args") or []
+        path = _SANDBOX_METHODS.get(method) if isinstance(method, str) else None
+        if path is None or not isinstance(args, list):
+            raise MemoryValidationError(f"context.sandbox has no method {method!r}")
+        target: Any = ctx.sandbox
+        for name in path:
+            target = getattr(target, name)
+        result = target(*args)
+        return _plain(await result if inspect.isawaitable(result) else result)
 
     async def tracer_attributes(params: dict[str, Any]) -> None:
         attributes = _arg(params, "attributes")
@@ -138,6 +170,7 @@ def node_handlers(runs: NodeRuns, abort: AsyncAbort) -> dict[str, Handler]:
         "kv.list": kv_list,
         "tools.specs": tools_specs,
         "tools.run": tools_run,
+        "sandbox.call": sandbox_call,
         "tracer.setAttributes": tracer_attributes,
         "tracer.span": tracer_span,
         "utils.abortActiveRun": abort_active_run,

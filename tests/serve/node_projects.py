@@ -153,8 +153,15 @@ NODE_PROJECT = {
             await store.updateMessage({ conversationId: context.conversation_id,
               messageId: 'msg_0000000099_0000000000', content: 'x' });
           } catch (error) { missing = error.name; }
+          const { sandbox } = context;
+          const ran = await sandbox.commands.run('cat notes/a.txt; echo " $X"',
+            { env: { X: 'there' }, timeout: 10 });
+          await sandbox.files.write('/b.txt', 'from the sandbox');
+          const listed = (await sandbox.files.list('/')).map((entry) => entry.name).sort();
+          let host = null;
+          try { sandbox.getHost(3000); } catch (error) { host = error.name; }
           return Response.json({ fromKv, keys, written, read, kvError, missing,
-            toolNames: tools.all().map((tool) => tool.name).length });
+            toolNames: tools.all().map((tool) => tool.name).length, ran, listed, host });
         }
     """,
     "cloud-functions/api/notes/[cid].py": """

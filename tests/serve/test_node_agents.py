@@ -171,6 +171,9 @@ def test_kv_tools_and_store_errors_in_javascript(server: Server, client: httpx.C
     assert data["kvError"].startswith("MemoryValidationError: kv.set: value must be a str")
     assert data["missing"] == "MemoryNotFoundError"
     assert data["toolNames"] == 14
+    assert data["ran"] == {"stdout": "hi there\n", "stderr": "", "exitCode": 0}
+    assert {"b.txt", "notes"} <= set(data["listed"])
+    assert data["host"] == "PlatformOnlyError"
     workspaces = server.project / ".makers-store" / "workspaces"
     assert [p.read_text() for p in workspaces.glob("*/notes/a.txt")] == ["hi"]
 

@@ -19,8 +19,8 @@ import { sseFrame } from './sse.mjs';
 import { Tracer } from './tracer.mjs';
 import { Toolkit, setToolSpecs } from './tools.mjs';
 
-//: How long abortActiveRun may block (the Python side's own limit is 3 s).
-const ABORT_CALL_TIMEOUT_MS = 5000;
+// How long a synchronous call (abortActiveRun, sandbox.getHost) may block (Python: 3 s).
+const SYNC_CALL_TIMEOUT_MS = 5000;
 const SSE_HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-cache',
@@ -58,6 +58,37 @@ function kvFor(client, meta) {
   };
 }
 
+/** `context.sandbox`: the Python `ctx.sandbox` (the conversation's workspace) over RPC. */
+function sandboxFor(client, syncRpc, runId) {
+  const call = (method, ...args) => client.call('sandbox.call', {
+    runId, method, args: args.filter((arg) => arg !== undefined) });
+  const browser = {};
+  for (const [name, method] of [['goto', 'goto'], ['screenshot', 'screenshot'], ['click', 'click'],
+    ['type', 'type'], ['evaluate', 'evaluate'], ['getContent', 'get_content'],
+    ['close', 'close']]) {
+    browser[name] = (...args) => call(`browser.${method}`, ...args);
+  }
+  return {
+    commands: { run: (cmd, options) => call('commands.run', cmd, options) },
+    files: {
+      read: (path) => call('files.read', path),
+      write: (path, content) => call('files.write', path, content),
+      list: (path) => call('files.list', path),
+      exists: (path) => call('files.exists', path),
+      remove: (path) => call('files.remove', path),
+      makeDir: (path) => call('files.make_dir', path),
+    },
+    runCode: (code, options) => call('run_code', code, options),
+    getInfo: () => call('get_info'),
+    extendTimeout: (seconds) => call('extend_timeout', seconds),
+    kill: () => call('kill'),
+    // synchronous in the platform's client: throws the local "not available" error
+    getHost: (port) => syncRpc.call('sandbox.call', { runId, method: 'get_host', args: [port] },
+      SYNC_CALL_TIMEOUT_MS),
+    browser,
+  };
+}
+
 function utilsFor(meta, syncRpc, runs) {
   return {
     sse: (data, options) => sseFrame(data, options ?? {}),
@@ -78,7 +109,7 @@ function utilsFor(meta, syncRpc, runs) {
     },
     abortActiveRun(conversationId) {
       const result = syncRpc.call('utils.abortActiveRun',
-        { runId: meta.runId, conversationId }, ABORT_CALL_TIMEOUT_MS);
+        { runId: meta.runId, conversationId }, SYNC_CALL_TIMEOUT_MS);
       for (const runId of result.aborted_here ?? []) runs.get(runId)?.abort();
       return { aborted: result.aborted, conversation_id: result.conversation_id,
         run_id: result.run_id };
@@ -90,6 +121,7 @@ export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, ba
   const store = createContextStore(client, {
     conversationId: meta.conversationId || undefined, runId: meta.runId });
   let tools = null;
+  let sandbox = null;
   return {
     request: {
       body: parseBody(raw),
@@ -111,7 +143,10 @@ export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, ba
       tools ??= new Toolkit(client, meta.runId);
       return tools;
     },
-    sandbox: null,
+    get sandbox() {
+      sandbox ??= sandboxFor(client, syncRpc, meta.runId);
+      return sandbox;
+    },
   };
 }
 
