@@ -25,7 +25,7 @@ from makers_store.errors import MemoryValidationError
 
 from . import store_rpc_langgraph
 from .store_rpc_methods import bound
-from .store_rpc_values import keyword_arguments, required
+from .store_rpc_values import camel, keyword_arguments, required
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -59,8 +59,14 @@ def _claude(store: ContextStore) -> dict[str, Handler]:
     async def list_session_summaries(params: dict[str, Any]) -> Any:
         sessions, kw = adapter(params, "listSessionSummaries", ("projectKey",))
         found = await sessions.list_session_summaries(required(kw, "project_key"))
+        # The summary is folded by the Python SDK, whose fields are the
+        # TypeScript SDK's in snake_case (first_prompt: firstPrompt)
         return [
-            {"sessionId": item["session_id"], "mtime": item["mtime"], "data": item["data"]}
+            {
+                "sessionId": item["session_id"],
+                "mtime": item["mtime"],
+                "data": {camel(name): value for name, value in item["data"].items()},
+            }
             for item in found
         ]
 

@@ -94,11 +94,21 @@ def for_node(value: Any, python: Any) -> list[str]:
 
 
 def _lc_json(value: Any) -> Any:
-    """LangChain objects in the ``lc`` constructor form both serdes revive."""
+    """LangChain objects in the ``lc`` constructor form both serdes revive.
+
+    Python names its classes by their legacy path (``langchain.schema.messages``),
+    which LangChain.js cannot import; LangChain's own mapping gives the
+    ``langchain_core`` path, which it can."""
     to_json = getattr(value, "to_json", None)
-    if callable(to_json):
-        return to_json()
-    raise TypeError(f"no JSON form for {type(value).__name__}")
+    if not callable(to_json):
+        raise TypeError(f"no JSON form for {type(value).__name__}")
+    from langchain_core.load.mapping import SERIALIZABLE_MAPPING
+
+    data = to_json()
+    if isinstance(data, dict) and isinstance(data.get("id"), list):
+        path: tuple[str, ...] = tuple(data["id"])
+        data = {**data, "id": list(SERIALIZABLE_MAPPING.get(path, path))}
+    return data
 
 
 def make_saver(store: Any) -> MakersCheckpointSaver:

@@ -50,8 +50,11 @@ MARKER = "agent_sdk_session"
 LEGACY_MARKER = "openai_agents_item"
 _SCAN_BATCH = 200
 _MESSAGE_ROLES = frozenset({"user", "assistant", "system"})
-#: item types the SDK writes on behalf of a tool (the results of calls)
-_TOOL_OUTPUT_TYPES = frozenset({"function_call_output", "mcp_approval_response"})
+#: item types the SDK writes on behalf of a tool (the results of calls; OpenAI
+#: Agents JS, whose sessions the Node runtime keeps here too, says "function_call_result")
+_TOOL_OUTPUT_TYPES = frozenset(
+    {"function_call_output", "function_call_result", "mcp_approval_response"}
+)
 
 
 def item_type(item: Mapping[str, Any]) -> str:
