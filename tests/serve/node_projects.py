@@ -232,4 +232,14 @@ NODE_LIFECYCLE = {
           res.end(JSON.stringify({ method: req.method, url: req.url }));
         }
     """,
+    "cloud-functions/koa/[[rest]].ts": """
+        // A Koa-style app (an object with callback()), in TypeScript compiled to CommonJS.
+        const app = {
+          callback: () => (req: any, res: any) => {
+            res.setHeader('content-type', 'text/plain');
+            res.end(`koa saw ${req.url}`);
+          },
+        };
+        export default app;
+    """,
 }

@@ -210,6 +210,7 @@ def test_recycle_reload_crash_app_and_preflight(tmp_path: Path) -> None:
         app = client.delete("/app/users/7", params={"x": "1"})
         assert app.status_code == 200, app.text
         assert app.json() == {"method": "DELETE", "url": "/users/7?x=1"}
+        assert client.get("/koa/a/b").text == "koa saw /a/b"
 
         crashed = client.post("/crash", json={})
         assert crashed.status_code == 502, crashed.text

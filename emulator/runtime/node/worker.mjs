@@ -72,7 +72,8 @@ function entryOf(namespace, method) {
   const own = exported[METHOD_HANDLERS[method]];
   if (typeof own === 'function') return { kind: 'handler', fn: own };
   if (typeof exported.onRequest === 'function') return { kind: 'handler', fn: exported.onRequest };
-  const app = namespace.default;
+  // `export default app`: ESM's default, or `exports.default` of TypeScript compiled to CommonJS
+  const app = exported.default ?? namespace.default;
   if (app && typeof app.callback === 'function') return { kind: 'app', fn: app.callback() };
   if (typeof app === 'function') return { kind: 'app', fn: app };
   return null;
