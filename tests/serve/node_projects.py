@@ -203,8 +203,19 @@ NODE_PROJECT = {
     """,
 }
 
-#: Recycling, reload, a crashing Node worker, an app exported by default, a preflight.
+#: Recycling, reload, a crashing Node worker, an app exported by default, a preflight,
+#: agents.timeout.
 NODE_LIFECYCLE = {
+    "edgeone.json": '{"agents": {"timeout": 1}}',
+    "agents/slow.ts": """
+        // Waits for its signal, which agents.timeout (1 s here) fires.
+        export async function onRequest(context: any) {
+          const signal = context.request.signal as AbortSignal;
+          const started = Date.now();
+          await new Promise((done) => signal.addEventListener('abort', done, { once: true }));
+          return Response.json({ aborted: signal.aborted, after_ms: Date.now() - started });
+        }
+    """,
     "agents/counter.ts": """
         let served = 0;  // this Node worker's own count: reset with its instance
 

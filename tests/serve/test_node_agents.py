@@ -212,6 +212,11 @@ def test_recycle_reload_crash_app_and_preflight(tmp_path: Path) -> None:
         assert app.json() == {"method": "DELETE", "url": "/users/7?x=1"}
         assert client.get("/koa/a/b").text == "koa saw /a/b"
 
+        slow = client.post("/slow", json={})
+        assert slow.status_code == 200 and slow.json()["aborted"] is True
+        assert 900 <= slow.json()["after_ms"] < 4000
+        assert _trace(running, slow.headers["makers-run-id"])["status"] == "timeout"
+
         crashed = client.post("/crash", json={})
         assert crashed.status_code == 502, crashed.text
         assert "the Node worker stopped while handling this request" in crashed.json()["error"]
