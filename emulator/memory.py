@@ -29,6 +29,7 @@ from makers_store.blob import (
     Get,
     GetMany,
     ListKeys,
+    ListMany,
     Op,
     Program,
     Put,
@@ -81,6 +82,8 @@ class MemoryMap:
                 return [BlobInfo(b.key, b.etag, b.size, b.updated_at) for b in self._range(op)]
             case Scan():
                 return [Entry(b.key, b.data) for b in self._range(op)]
+            case ListMany():
+                return [[b.info for b in self._range(listing)] for listing in op.listings]
             case _:
                 assert_never(op)
 

@@ -10,6 +10,7 @@ to a bound.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
@@ -23,6 +24,7 @@ from makers_store.blob import (
     Get,
     GetMany,
     ListKeys,
+    ListMany,
     Op,
     Program,
     Put,
@@ -96,6 +98,19 @@ class Unit:
         self.store.rows_read += len(rows)
         return rows
 
+    async def query_many(self, queries: Sequence[tuple[str, Sequence[object]]]) -> list[list[Any]]:
+        """Run independent ``queries`` and wait for all their rows at once:
+        one round trip (a read unit opens a pipeline for them)."""
+        self.store.statements += len(queries)
+        self.store.round_trips += 1
+        async with contextlib.AsyncExitStack() as stack:
+            if not self.write:  # a write unit's pipeline is already open
+                await stack.enter_async_context(self.conn.pipeline())
+            cursors = [await self.conn.execute(query, params) for query, params in queries]
+            answers = [await cursor.fetchall() for cursor in cursors]
+        self.store.rows_read += sum(len(rows) for rows in answers)
+        return answers
+
     async def send(self, query: str, params: Sequence[object] = ()) -> None:
         """Run ``query`` whose answer nobody reads: in a write unit's pipeline
         it travels with the next wait; a read unit waits for it."""
@@ -160,6 +175,9 @@ class Unit:
             case ListKeys():
                 query, params = sql.range(op)
                 return [BlobInfo(*row) for row in await self.query(query, params)]
+            case ListMany():
+                answers = await self.query_many([sql.range(listing) for listing in op.listings])
+                return [[BlobInfo(*row) for row in rows] for rows in answers]
             case _:
                 assert_never(op)
 

@@ -9,9 +9,10 @@ programs' write order plus compare-and-swap on etags keep the data
 consistent:
 
 * Get -> GetObject (404 -> None), GetMany -> concurrent GetObjects (at most
-  ``SCAN_CONCURRENCY`` in flight), Put -> PutObject with ``If-None-Match: *``
-  or ``If-Match: <etag>`` (412, and 409 ConditionalRequestConflict, raise
-  PreconditionFailedError; so does 404 on If-Match: the key is gone),
+  ``SCAN_CONCURRENCY`` in flight), ListMany -> concurrent listings, Put ->
+  PutObject with ``If-None-Match: *`` or ``If-Match: <etag>`` (412, and 409
+  ConditionalRequestConflict, raise PreconditionFailedError; so does 404 on
+  If-Match: the key is gone),
   Delete -> DeleteObject with ``If-Match``, DeleteMany -> DeleteObjects
   (quiet, 1,000 keys per request), ListKeys -> ListObjectsV2 pages
   (``StartAfter``, ``MaxKeys``), Scan -> a listing and concurrent GetObjects.
@@ -68,6 +69,7 @@ from makers_store.blob import (
     Get,
     GetMany,
     ListKeys,
+    ListMany,
     Op,
     Put,
     Scan,
@@ -211,6 +213,8 @@ class S3BlobStore(StepwiseBlobStore):
                     return await self._list(client, op)
                 case Scan():
                     return await self._scan(client, op)
+                case ListMany():
+                    return await asyncio.gather(*(self._list(client, one) for one in op.listings))
                 case _:
                     assert_never(op)
         except StoreError:

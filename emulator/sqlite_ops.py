@@ -28,6 +28,7 @@ from makers_store.blob import (
     Get,
     GetMany,
     ListKeys,
+    ListMany,
     Op,
     Put,
     Scan,
@@ -211,6 +212,12 @@ class BlobTable:
             case ListKeys():
                 sql, params = _range_sql(op)
                 result = fetch(conn.execute(sql, params), BlobInfo, deadline)
+            case ListMany():
+                if unit.inline and any(
+                    one.limit is None or one.limit > CHUNK for one in op.listings
+                ):
+                    unit.stop(Partial(functools.partial(list_many, conn, op.listings)))
+                return list_many(conn, op.listings)
             case _:
                 assert_never(op)
         if type(result) is Partial:
@@ -235,6 +242,10 @@ class BlobTable:
         else:
             conn.execute(_UPSERT, (op.key, etag, size, now, op.data))
         return BlobInfo(op.key, etag, size, now)
+
+
+def list_many(conn: sqlite3.Connection, listings: Sequence[ListKeys]) -> list[list[BlobInfo]]:
+    return [[BlobInfo(*row) for row in conn.execute(*_range_sql(one))] for one in listings]
 
 
 def get_many(conn: sqlite3.Connection, keys: Sequence[str]) -> list[Blob | None]:

@@ -1,13 +1,14 @@
 """The Blob-store seam: the one interface every backend implements.
 
 A backend stores opaque bytes under string keys that sort by code point, and
-answers seven operations: :class:`Get`, :class:`GetMany` (a batch read: one
+answers eight operations: :class:`Get`, :class:`GetMany` (a batch read: one
 query on SQL, parallel requests on object storage), :class:`Put` (with
 if-match / if-none-match), :class:`Delete`, :class:`DeleteMany` (a batch, one
 request per 1,000 keys on object storage), :class:`ListKeys` (keys with etag,
 size and time) and :class:`Scan` (keys with values), both over ranges of one
 prefix, in either direction, within an exclusive ``start_after`` /
-``end_before`` window and up to a limit.
+``end_before`` window and up to a limit, and :class:`ListMany` (independent
+listings sent together).
 
 The store's logic is I/O-free: each public call is a *program*, a generator
 that yields operations and receives their results. A backend runs a whole
@@ -150,7 +151,16 @@ class Scan(NamedTuple):
     limit: int | None = None
 
 
-Op = Get | GetMany | Put | Delete | DeleteMany | ListKeys | Scan
+class ListMany(NamedTuple):
+    """-> list[list[BlobInfo]]: the answer of each listing, in order, as if
+    each were yielded on its own. The listings are independent, so a backend
+    may send them together (PostgreSQL: one pipeline, one round trip; S3:
+    concurrent requests)."""
+
+    listings: tuple[ListKeys, ...]
+
+
+Op = Get | GetMany | Put | Delete | DeleteMany | ListKeys | Scan | ListMany
 Program = Generator[Op, Any, T]
 
 
@@ -248,6 +258,13 @@ def list_keys(
     limit: int | None = None,
 ) -> Generator[Op, Any, list[BlobInfo]]:
     return cast("list[BlobInfo]", (yield ListKeys(prefix, start_after, end_before, reverse, limit)))
+
+
+def list_many(*listings: ListKeys) -> Generator[Op, Any, list[list[BlobInfo]]]:
+    """The answers of independent listings, sent together."""
+    if len(listings) == 1:  # the plain operation: every backend's cheapest
+        return [cast("list[BlobInfo]", (yield listings[0]))]
+    return cast("list[list[BlobInfo]]", (yield ListMany(listings)))
 
 
 def scan(

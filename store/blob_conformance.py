@@ -24,8 +24,9 @@ import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from .blob import BlobStore, Op, Program, delete_many, get, put, put_if_absent, scan
-from .blob import get_many as read_many  # the rule below bears its name
+from .blob import BlobStore, ListKeys, Op, Program, delete_many, get, put, put_if_absent, scan
+from .blob import get_many as read_many  # the rules below bear their names
+from .blob import list_many as read_listings
 from .errors import PreconditionFailedError
 
 OpenBackend = Callable[[], Awaitable[BlobStore]]
@@ -175,6 +176,30 @@ async def listing(blobs: BlobStore) -> None:
     assert await keys("x/") == [], "an unknown prefix lists nothing"
     infos = await blobs.list("p/", limit=1)
     assert infos[0].size == len(infos[0].key.encode()), "list reports sizes"
+
+
+@check
+async def list_many(blobs: BlobStore) -> None:
+    """list_many: each listing's answer, in order, as if listed on its own
+    (directions, bounds and limits mixed), in read and write units."""
+    for name in ("a/1", "a/2", "a/3", "b/1", "b/2"):
+        await blobs.put(name, name.encode())
+    listings = (
+        ListKeys("a/", limit=2),
+        ListKeys("b/", reverse=True),
+        ListKeys("a/", start_after="a/1", end_before="a/3"),
+        ListKeys("c/"),
+    )
+
+    def both() -> Program[list[list[str]]]:
+        answers = yield from read_listings(*listings)
+        return [[info.key for info in answer] for answer in answers]
+
+    expected = [["a/1", "a/2"], ["b/2", "b/1"], ["a/2"], []]
+    assert await blobs.run(both(), write=False) == expected, "answers follow the listings"
+    assert await blobs.run(both(), write=True) == expected, "the same inside a write unit"
+    single = [[info.key for info in await blobs.list(**one._asdict())] for one in listings]
+    assert single == expected, "each answer is what the listing gives alone"
 
 
 @check

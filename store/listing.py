@@ -7,9 +7,11 @@ appends write the new entry before meta and remove the old one after it, and
 on object storage they leave superseded entries for a later batch delete, so
 a listing reads past entries that are not current. Each listing reads a
 conversation's meta at most once, and the metas of a page of entries in one
-batch read (:func:`~makers_store.blob.get_many`): a first page costs a listing
-and a batch read (two round trips on PostgreSQL), a page after a cursor two
-more for the probe beyond it. Superseded entries always sort behind the
+batch read (:func:`~makers_store.blob.get_many`). A page after a cursor also
+probes behind the cursor (for ``previous_cursor`` / ``next_cursor``), listed
+together with the page (:func:`~makers_store.blob.list_many`): a page costs a
+listing round and a batch read, two round trips on PostgreSQL, unless
+superseded entries fill it. Superseded entries always sort behind the
 current one in a ``desc`` page, so there they cost no extra read.
 """
 
@@ -19,15 +21,13 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys
-from .blob import Capabilities, Op, Program, get_many, list_keys
+from .blob import BlobInfo, Capabilities, ListKeys, Op, Program, get_many, list_many
 from .codec import ConversationRecord
 from .models import ListConversationsResult
 from .programs import STALE_INDEX_BATCH, entry_is_current, visible_record
 
 #: The most keys one listing request returns on object storage.
 MAX_PAGE = 1000
-
-Metas = dict[str, ConversationRecord | None]
 
 
 def list_conversations(
@@ -43,40 +43,35 @@ def list_conversations(
     # Index keys sort newest first: "desc" pages are forward listings.
     greater = (order == "desc") == (after is not None)
     reverse = (order == "asc") != (before is not None)
-    metas: Metas = {}
     # Where each request costs, list enough keys in one to read past the
     # superseded entries a page may hold.
     spread = STALE_INDEX_BATCH if caps.costly_requests else 1
-    found = yield from _current_entries(
-        prefix,
-        uid,
-        metas,
+    page = _Walk(
         start_after=cursor if cursor is not None and greater else None,
         end_before=cursor if cursor is not None and not greater else None,
         reverse=reverse,
         want=limit + 1,
         page=min(MAX_PAGE, (limit + 1) * spread),
     )
+    walks = [page]
+    if cursor is not None:
+        # Whether anything lies on the far side of the cursor: any current
+        # entry at the cursor or beyond it will do, so the probe is listed
+        # with the page (entries between the cursor and the page are not
+        # current: the page would hold them). Forward where backward is costly.
+        behind = (
+            _Walk(None, _just_above(cursor), caps.lists_backward, 1, spread)
+            if greater
+            else _Walk(_just_below(cursor), None, False, 1, spread)
+        )
+        walks.append(behind)
+    yield from _walk(prefix, uid, walks)
+    found = page.found
     has_more = len(found) > limit
     found = found[:limit]
     if not found:
         return ListConversationsResult(items=[])
-    # Whether anything lies on the far side of the cursor-side end of the page.
-    beyond_cursor = False
-    if cursor is not None:
-        edge = found[0][0]
-        probe = yield from _current_entries(
-            prefix,
-            uid,
-            metas,
-            start_after=edge if reverse else None,
-            end_before=None if reverse else edge,
-            # Any current entry will do: list forward where backward is costly.
-            reverse=not reverse and caps.lists_backward,
-            want=1,
-            page=spread,
-        )
-        beyond_cursor = bool(probe)
+    beyond_cursor = cursor is not None and bool(walks[-1].found)
     if before is not None:
         found.reverse()
         has_next, has_previous = beyond_cursor, has_more
@@ -89,39 +84,72 @@ def list_conversations(
     )
 
 
-def _current_entries(
-    prefix: str,
-    uid: str | None,
-    metas: Metas,
-    *,
-    start_after: str | None,
-    end_before: str | None,
-    reverse: bool,
-    want: int,
-    page: int,
-) -> Generator[Op, Any, list[tuple[str, ConversationRecord]]]:
-    """Up to ``want`` index entries that agree with their conversation's meta,
-    listing ``page`` keys at a time; ``metas`` caches the metas read."""
-    found: list[tuple[str, ConversationRecord]] = []
+# Bounds with no stored key between them and ``key``, so that a listing
+# after or before them includes ``key`` itself: index keys are escaped
+# printable ASCII, so they hold neither U+0001 nor U+10FFFF (and PostgreSQL
+# text cannot hold U+0000).
+
+
+def _just_below(key: str) -> str:
+    return key[:-1] + chr(ord(key[-1]) - 1) + "\U0010ffff"
+
+
+def _just_above(key: str) -> str:
+    return key + "\x01"
+
+
+class _Walk:
+    """Up to ``want`` index entries that agree with their conversation's
+    meta, from one end of a key window, ``page`` keys per listing."""
+
+    def __init__(
+        self,
+        start_after: str | None,
+        end_before: str | None,
+        reverse: bool,
+        want: int,
+        page: int,
+    ) -> None:
+        self.start_after, self.end_before, self.reverse = start_after, end_before, reverse
+        self.want, self.page = want, page
+        self.found: list[tuple[str, ConversationRecord]] = []
+        self.done = False
+
+    def listing(self, prefix: str) -> ListKeys:
+        return ListKeys(prefix, self.start_after, self.end_before, self.reverse, self.page)
+
+    def take(self, batch: list[BlobInfo], current: list[ConversationRecord | None]) -> None:
+        """Keep the current entries of the next listed ``batch`` (with each
+        entry's meta, when it vouches for the entry)."""
+        for info, record in zip(batch, current, strict=True):
+            if record is not None:
+                self.found.append((info.key, record))
+                if len(self.found) == self.want:
+                    break
+        self.done = len(self.found) == self.want or len(batch) < self.page
+        if batch and self.reverse:
+            self.end_before = batch[-1].key
+        elif batch:
+            self.start_after = batch[-1].key
+
+
+def _walk(prefix: str, uid: str | None, walks: list[_Walk]) -> Generator[Op, Any, None]:
+    """Advance every walk to its end: the listings of one round together,
+    then the metas they name that are not read yet in one batch read, so each
+    meta is read at most once."""
+    metas: dict[str, ConversationRecord | None] = {}
     user_segment = None if uid is None else keys.id_segment(uid)
-    while len(found) < want:
-        batch = yield from list_keys(
-            prefix, start_after=start_after, end_before=end_before, reverse=reverse, limit=page
-        )
-        segments = [keys.parse_index_key(prefix, info.key)[1] for info in batch]
-        unread = list(dict.fromkeys(s for s in segments if s not in metas))
+    while active := [walk for walk in walks if not walk.done]:
+        batches = yield from list_many(*(walk.listing(prefix) for walk in active))
+        segments = [[keys.parse_index_key(prefix, i.key)[1] for i in batch] for batch in batches]
+        unread = list(dict.fromkeys(s for names in segments for s in names if s not in metas))
         blobs = yield from get_many(keys.meta_key_of_segment(s) for s in unread)
         metas.update(zip(unread, map(visible_record, blobs), strict=True))
-        for info, segment in zip(batch, segments, strict=True):
-            record = metas[segment]
-            if record is not None and entry_is_current(info.key, prefix, user_segment, record):
-                found.append((info.key, record))
-                if len(found) == want:
-                    break
-        if len(batch) < page:
-            break
-        if reverse:
-            end_before = batch[-1].key
-        else:
-            start_after = batch[-1].key
-    return found
+        for walk, batch, names in zip(active, batches, segments, strict=True):
+            vouched = [
+                record
+                if record is not None and entry_is_current(info.key, prefix, user_segment, record)
+                else None
+                for info, record in ((i, metas[s]) for i, s in zip(batch, names, strict=True))
+            ]
+            walk.take(batch, vouched)

@@ -57,8 +57,22 @@ async def test_a_page_of_conversations_is_a_listing_and_one_batch_read(
     assert page is not None and len(page.items) == 20 and page.next_cursor is not None
     assert [item.conversation_id for item in page.items] == [f"c{n}" for n in range(29, 9, -1)]
     cursor = page.next_cursor
-    # after a cursor, a probe behind it (a listing and a batch read) tells previous_cursor
-    assert await cost(store, lambda: store.list_conversations(limit=20, after=cursor)) == 4
+    rest: makers_store.ListConversationsResult | None = None
+
+    async def next_page() -> None:
+        nonlocal rest
+        rest = await store.list_conversations(limit=20, after=cursor)
+
+    # after a cursor, the probe behind it (for previous_cursor) is listed with the page
+    statements = blobs.statements
+    assert await cost(store, next_page) == 2
+    assert blobs.statements - statements == 3  # two listings in one pipeline, one batch read
+    assert rest is not None and [item.conversation_id for item in rest.items] == [
+        f"c{n}" for n in range(9, -1, -1)
+    ]
+    assert rest.next_cursor is None and rest.previous_cursor is not None
+    back = await store.list_conversations(limit=20, before=rest.previous_cursor)
+    assert back.items == page.items and back.previous_cursor is None
 
 
 async def test_a_page_of_messages_is_meta_and_one_scan(store: makers_store.ContextStore) -> None:
