@@ -31,6 +31,7 @@ from .context import AgentContext
 from .http_client import Connection, ResponseHead, UpstreamError, request_json
 from .node_handlers import NodeRuns
 from .node_worker import NodeWorker
+from .platform_choices import NODE_STREAMED_TYPES
 from .responses import RelayedError, error_response
 from .routes import Route
 from .sse import StreamResponse
@@ -41,7 +42,7 @@ TOKEN_HEADER = b"makers-internal-token"
 OUTCOME_HEADER = b"makers-internal-outcome"
 CONNECT_TIMEOUT_S = 10.0
 ABORT_TIMEOUT_S = 2.0
-_STREAMED = (b"text/event-stream", b"application/x-ndjson")
+_STREAMED = tuple(kind.encode("ascii") for kind in NODE_STREAMED_TYPES)
 _DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive", b"date",
             OUTCOME_HEADER}
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from makers_store import ContextStore
 
 from .node_setup import NodeRuntime
+from .platform_choices import NODE_METHOD_NOT_ALLOWED_STATUS, NODE_STREAMED_TYPES
 from .routes import Route
 from .store_rpc import Handler, StoreRpcServer, start_store_rpc
 
@@ -71,7 +72,12 @@ class NodeWorker:
         routes = [
             {"file": str(r.file), "relative": r.relative, "path": r.path} for r in self.routes
         ]
-        return json.dumps({"token": self.token, "routes": routes})
+        return json.dumps({
+            "token": self.token,
+            "routes": routes,
+            "streamedTypes": NODE_STREAMED_TYPES,
+            "methodNotAllowedStatus": NODE_METHOD_NOT_ALLOWED_STATUS,
+        })
 
     async def start(self, store: ContextStore, handlers: Mapping[str, Handler]) -> None:
         """Serve the store, start the Node process, wait until it has imported every route."""

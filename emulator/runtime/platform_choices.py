@@ -104,3 +104,15 @@ AGENT_MAX_BODY_BYTES = 64 * 1024 * 1024
 #: do not warn. The four documented patterns win when a file also has one.
 #: False: such files are helper modules again, as the doc alone says.
 CONTEXT_HANDLER_ENTRY = True
+
+#: Which answers of a Node handler are relayed as they are produced. The
+#: platform's Node agents return a ``Response`` and stream SSE; how it treats
+#: other bodies is UNKNOWN. Ours: a body of these content types is relayed chunk
+#: by chunk; any other is collected first (so an instance that dies mid-answer
+#: gives a clean 502). Used by the Python side and passed to the Node worker.
+NODE_STREAMED_TYPES = ("text/event-stream", "application/x-ndjson")
+
+#: A Node route whose file exports handlers for other methods only
+#: (``onRequestGet`` and a ``POST``): the platform's answer is UNKNOWN. Ours:
+#: this status, with an ``Allow`` header naming the methods it has.
+NODE_METHOD_NOT_ALLOWED_STATUS = 405

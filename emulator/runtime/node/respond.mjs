@@ -1,8 +1,8 @@
 // What a Node handler returns, sent as the HTTP answer (the Python side relays it).
 //
-// A `Response` (the platform's contract) is sent as is: a `text/event-stream`
-// or `application/x-ndjson` body chunk by chunk as the handler produces it,
-// any other body whole with its length. Like the Python runtime, serve also
+// A `Response` (the platform's contract) is sent as is: a body of a streamed
+// type (platform_choices.NODE_STREAMED_TYPES: SSE, NDJSON) chunk by chunk as
+// the handler produces it, any other body whole with its length. Like the Python runtime, serve also
 // takes a plain value: null/undefined -> 204, a string -> text, bytes ->
 // octet-stream, an async iterable -> server-sent events (one frame per item),
 // anything else -> JSON.
@@ -10,7 +10,6 @@
 import { toFrame } from './sse.mjs';
 
 const OUTCOME_HEADER = 'makers-internal-outcome';
-const STREAMED_TYPES = ['text/event-stream', 'application/x-ndjson'];
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache',
@@ -65,9 +64,9 @@ function toResponse(result) {
   return new Response(JSON.stringify(result), { headers: { 'content-type': 'application/json' } });
 }
 
-function isStreamed(response) {
+function isStreamed(response, streamedTypes) {
   const type = (response.headers.get('content-type') ?? '').toLowerCase();
-  return response.body !== null && STREAMED_TYPES.some((streamed) => type.startsWith(streamed));
+  return response.body !== null && streamedTypes.some((streamed) => type.startsWith(streamed));
 }
 
 async function sendStream(res, response, { signal, beforeEnd, onStreamError }) {
@@ -98,7 +97,9 @@ async function sendStream(res, response, { signal, beforeEnd, onStreamError }) {
  * Sends `result` (see the module comment). `beforeEnd` runs before the answer
  * completes; `onStreamError(text)` reports a stream that failed after its start.
  */
-export async function sendResult(res, result, { signal, runId, beforeEnd, onStreamError }) {
+export async function sendResult(
+  res, result, { streamedTypes, signal, runId, beforeEnd, onStreamError },
+) {
   let response;
   try {
     response = toResponse(result);
@@ -110,7 +111,7 @@ export async function sendResult(res, result, { signal, runId, beforeEnd, onStre
     res.end(body);
     return;
   }
-  if (isStreamed(response)) {
+  if (isStreamed(response, streamedTypes)) {
     await sendStream(res, response, { signal, beforeEnd, onStreamError });
     return;
   }

@@ -114,8 +114,8 @@ async function serveRun(req, res, meta) {
   if (entry === null && allowed.length) {  // only other methods' handlers
     const body = Buffer.from(JSON.stringify({
       error: `${req.method} is not allowed: ${meta.relative} handles ${allowed.join(', ')}` }));
-    res.writeHead(405, { 'content-type': 'application/json', 'content-length': body.length,
-      allow: allowed.join(', ') });
+    res.writeHead(settings.methodNotAllowedStatus, { 'content-type': 'application/json',
+      'content-length': body.length, allow: allowed.join(', ') });
     res.end(body);
     return;
   }
@@ -153,6 +153,7 @@ async function serveRun(req, res, meta) {
       return;
     }
     await sendResult(res, result, {
+      streamedTypes: settings.streamedTypes,
       signal: controller.signal,
       runId: meta.runId,
       beforeEnd: () => context.tracer?.flush(),
