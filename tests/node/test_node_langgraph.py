@@ -115,3 +115,22 @@ async def test_one_thread_across_node_and_python(store: ContextStore) -> None:
     assert four["memories"] == [{"key": "turns", "value": {"turns": 4}, "dated": True}]
     await store.delete_conversation(cid)
     assert await store.langgraph_checkpointer.aget_tuple(config) is None  # type: ignore[arg-type]
+
+
+async def test_whole_thread_calls_from_node(store: ContextStore) -> None:
+    async with serving(store) as socket:
+        for text in ("one", "two", "three"):
+            await run_node(PROJECT / "langgraph_turn.mjs", socket, "t-source", text)
+        out = await run_node(PROJECT / "langgraph_threads.mjs", socket, "t-source", "t-copy")
+    # each turn writes 3 checkpoints (input, loop step, model step)
+    assert out == {
+        "before": 9,
+        "copied": 9,
+        "pruned": 1,
+        "latestKept": 6,
+        "deleted": 0,
+        "missing": None,
+    }
+    saver = store.langgraph_checkpointer
+    copied = await saver.aget_tuple({"configurable": {"thread_id": "t-copy"}})
+    assert copied is not None and len(copied.checkpoint["channel_values"]["messages"]) == 6

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -177,3 +178,37 @@ async def test_conversions_match_python(store: ContextStore) -> None:
         node = await run_node(PROJECT / "convert.mjs", socket, stdin=payload)
     assert node["openai"] == store.to_openai_input(messages)
     assert node["anthropic"] == store.to_anthropic_messages(messages)
+
+
+async def test_pipelined_calls_on_one_connection(store: ContextStore) -> None:
+    async with serving(store) as socket:
+        out = await run_node(PROJECT / "pipelined.mjs", socket, "pipe", "40")
+    messages = await store.get_messages("pipe", limit=100)
+    assert sorted(out["ids"]) == sorted(m.message_id for m in messages)
+    assert len(set(out["ids"])) == 40 and all(0 <= n <= 40 for n in out["counts"])
+    assert out["mixed"] == ["MemoryValidationError", 0]  # one failure fails only its call
+    meta = await store.get_conversation("pipe")
+    assert meta is not None and meta.message_count == 40
+    assert await store.bind("pipe").state.get("k39") == 39
+
+
+async def test_quota_error_from_node() -> None:
+    async with makers_store.open_store("memory://") as store:
+        batch = [{"role": "user", "content": "m"}] * 1000
+        for _ in range(10):
+            await store.append_messages("full", batch)
+        async with serving(store) as socket:
+            node = await run_node(PROJECT / "quota.mjs", socket, "full")
+        python = await _python_error(lambda: store.append_message("full", "user", "one more"))
+    assert node == {"name": "MemoryQuotaExceededError", "message": python["message"]}
+
+
+def test_typescript_types_compile() -> None:
+    """store.d.ts types the platform's calling styles under ``tsc --strict``,
+    and the adapters' types are accepted where LangGraph.js and OpenAI Agents
+    JS take a saver, a store and a session (types_check.ts)."""
+    tsc = PROJECT / "node_modules" / "typescript" / "bin" / "tsc"
+    done = subprocess.run(
+        ["node", str(tsc), "-p", "tsconfig.json"], cwd=PROJECT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

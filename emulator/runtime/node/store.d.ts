@@ -91,6 +91,11 @@ export interface OpenAISession {
 
 /** A LangGraph.js `BaseCheckpointSaver` (from the project's @langchain/langgraph-checkpoint). */
 export interface LangGraphCheckpointer {
+  serde: any;
+  toJSON(): string;
+  get(config: any): Promise<any | undefined>;
+  getNextVersion(current: any): any;
+  getDeltaChannelHistory(options: { config: any; channels: string[] }): Promise<Record<string, any>>;
   getTuple(config: any): Promise<any | undefined>;
   list(config: any, options?: { limit?: number; before?: any; filter?: Record<string, any> }): AsyncGenerator<any>;
   put(config: any, checkpoint: any, metadata: any, newVersions: Record<string, number | string>): Promise<any>;
@@ -104,7 +109,9 @@ export interface LangGraphCheckpointer {
 
 /** A LangGraph.js `BaseStore` (from the project's @langchain/langgraph-checkpoint). */
 export interface LangGraphStore {
-  batch(operations: any[]): Promise<any[]>;
+  start(): void | Promise<void>;
+  stop(): void | Promise<void>;
+  batch<Op extends any[]>(operations: Op): Promise<any>;
   get(namespace: string[], key: string): Promise<any | null>;
   put(namespace: string[], key: string, value: Record<string, any>, index?: false | string[]): Promise<void>;
   delete(namespace: string[], key: string): Promise<void>;
