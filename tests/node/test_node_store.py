@@ -156,6 +156,12 @@ async def test_bad_input_gives_node_the_python_error(store: ContextStore) -> Non
     python = {name: await _python_error(call) for name, call in _python_cases(store).items()}
     for name, message in _NODE_ONLY.items():
         python[name] = {"name": "MemoryValidationError", "message": message, "isError": True}
+    python["noFramework"] = {
+        "name": "MissingExtraError",
+        "message": "@langchain/langgraph-checkpoint is not installed in /; install it with: "
+        "npm install @langchain/langgraph-checkpoint",
+        "isError": True,
+    }
     assert node == python
     assert await store.get_conversation("c") is None  # nothing was written
 

@@ -40,6 +40,7 @@ const cases = {
   unknownArgument: () => store.getMessages({ conversationId: 'c', limt: 5 }),
   sessionMaxItems: () => store.openaiSession('c', { maxItems: 0 }).getItems(),
   claudeKey: () => store.claudeSessionStore().load({ projectKey: 'p' }),
+  noFramework: async () => createContextStore(client, { projectRoot: '/' }).langgraphCheckpointer,
 };
 
 const out = {};
