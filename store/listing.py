@@ -17,7 +17,7 @@ current one in a ``desc`` page, so there they cost no extra read.
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from . import keys
@@ -114,42 +114,70 @@ class _Walk:
         self.want, self.page = want, page
         self.found: list[tuple[str, ConversationRecord]] = []
         self.done = False
+        self.batch: list[tuple[str, str]] = []  # (entry key, meta segment) listed, not yet judged
 
-    def listing(self, prefix: str) -> ListKeys:
+    def listing(self, prefix: str) -> ListKeys | None:
+        """The next listing, when the entries listed are all judged."""
+        if self.done or self.batch:
+            return None
         return ListKeys(prefix, self.start_after, self.end_before, self.reverse, self.page)
 
-    def take(self, batch: list[BlobInfo], current: list[ConversationRecord | None]) -> None:
-        """Keep the current entries of the next listed ``batch`` (with each
-        entry's meta, when it vouches for the entry)."""
-        for info, record in zip(batch, current, strict=True):
-            if record is not None:
-                self.found.append((info.key, record))
-                if len(self.found) == self.want:
-                    break
-        self.done = len(self.found) == self.want or len(batch) < self.page
-        if batch and self.reverse:
-            self.end_before = batch[-1].key
-        elif batch:
-            self.start_after = batch[-1].key
+    def listed(self, prefix: str, infos: list[BlobInfo]) -> None:
+        self.batch = [(info.key, keys.parse_index_key(prefix, info.key)[1]) for info in infos]
+        self.done = len(infos) < self.page  # the window ends with this batch
+        if infos and self.reverse:
+            self.end_before = infos[-1].key
+        elif infos:
+            self.start_after = infos[-1].key
+
+    def unread(self, metas: dict[str, ConversationRecord | None]) -> list[str]:
+        """The metas to read next: those of the next entries, as many
+        conversations as the walk still wants (each gives at most one)."""
+        needed: dict[str, None] = {}
+        for _, segment in self.batch:
+            if len(needed) == self.want - len(self.found):
+                break
+            if segment not in metas:
+                needed[segment] = None
+        return list(needed)
+
+    def judge(self, metas: dict[str, ConversationRecord | None], current: Judge) -> None:
+        """Keep the entries whose meta is read and vouches for them, up to
+        the first whose meta is not read yet."""
+        while self.batch and len(self.found) < self.want:
+            key, segment = self.batch[0]
+            if segment not in metas:
+                return
+            self.batch.pop(0)
+            record = metas[segment]
+            if record is not None and current(key, record):
+                self.found.append((key, record))
+        if len(self.found) == self.want:
+            self.done, self.batch = True, []
+
+
+Judge = Callable[[str, ConversationRecord], bool]
 
 
 def _walk(prefix: str, uid: str | None, walks: list[_Walk]) -> Generator[Op, Any, None]:
-    """Advance every walk to its end: the listings of one round together,
-    then the metas they name that are not read yet in one batch read, so each
-    meta is read at most once."""
+    """Advance every walk to its end, in rounds: the listings the walks need
+    together, then the metas they need next in one batch read; a meta is
+    read at most once, and no more of them than the walks can use."""
     metas: dict[str, ConversationRecord | None] = {}
     user_segment = None if uid is None else keys.id_segment(uid)
-    while active := [walk for walk in walks if not walk.done]:
-        batches = yield from list_many(*(walk.listing(prefix) for walk in active))
-        segments = [[keys.parse_index_key(prefix, i.key)[1] for i in batch] for batch in batches]
-        unread = list(dict.fromkeys(s for names in segments for s in names if s not in metas))
+
+    def current(key: str, record: ConversationRecord) -> bool:
+        return entry_is_current(key, prefix, user_segment, record)
+
+    while active := [walk for walk in walks if walk.batch or not walk.done]:
+        listings = [(walk, walk.listing(prefix)) for walk in active]
+        wanted = [(walk, listing) for walk, listing in listings if listing is not None]
+        if wanted:
+            answers = yield from list_many(*(listing for _, listing in wanted))
+            for (walk, _), infos in zip(wanted, answers, strict=True):
+                walk.listed(prefix, infos)
+        unread = list(dict.fromkeys(s for walk in active for s in walk.unread(metas)))
         blobs = yield from get_many(keys.meta_key_of_segment(s) for s in unread)
         metas.update(zip(unread, map(visible_record, blobs), strict=True))
-        for walk, batch, names in zip(active, batches, segments, strict=True):
-            vouched = [
-                record
-                if record is not None and entry_is_current(info.key, prefix, user_segment, record)
-                else None
-                for info, record in ((i, metas[s]) for i, s in zip(batch, names, strict=True))
-            ]
-            walk.take(batch, vouched)
+        for walk in active:
+            walk.judge(metas, current)

@@ -116,6 +116,24 @@ async def test_a_desc_listing_reads_each_meta_once() -> None:
     assert blobs.batch_reads == [3]  # each once: not again for its superseded entries
 
 
+async def test_a_listing_reads_no_more_metas_than_the_page_can_use() -> None:
+    store, blobs = open_counting()
+    for n in range(40):
+        await append(store, cid=f"c{n:02}")
+    blobs.ops.clear()
+    page = await store.list_conversations(limit=3)  # lists 64 keys in one request
+    assert [item.conversation_id for item in page.items] == ["c39", "c38", "c37"]
+    assert blobs.ops == ["ListKeys", "GetMany"] and blobs.batch_reads == [4]  # 3 and one more
+    blobs.ops.clear()
+    blobs.batch_reads.clear()
+    assert page.next_cursor is not None
+    after = await store.list_conversations(limit=3, after=page.next_cursor)
+    assert [item.conversation_id for item in after.items] == ["c36", "c35", "c34"]
+    assert after.previous_cursor is not None
+    # the page and the probe behind the cursor listed together, their metas read together
+    assert blobs.ops == ["ListMany", "GetMany"] and blobs.batch_reads == [5]
+
+
 async def test_deleting_a_conversation_removes_its_owed_entries() -> None:
     store, blobs = open_counting()
     for _ in range(6):
