@@ -74,8 +74,11 @@ def relayed(value: Any, argument: str) -> Relayed:
         or not isinstance(value[1], str)
     ):
         raise MemoryValidationError(f"{argument} must be a [type, base64 bytes] pair")
-    payload = base64.b64decode(value[1])
-    decoded = json.loads(payload) if value[0] == "json" else None
+    try:
+        payload = base64.b64decode(value[1], validate=True)
+        decoded = json.loads(payload) if value[0] == "json" else None
+    except (ValueError, RecursionError) as exc:  # binascii.Error and JSONDecodeError too
+        raise MemoryValidationError(f"{argument} does not decode: {exc}") from None
     return Relayed((value[0], payload), decoded)
 
 
