@@ -134,3 +134,31 @@ async def test_whole_thread_calls_from_node(store: ContextStore) -> None:
     saver = store.langgraph_checkpointer
     copied = await saver.aget_tuple({"configurable": {"thread_id": "t-copy"}})
     assert copied is not None and len(copied.checkpoint["channel_values"]["messages"]) == 6
+
+
+def _plain(item: Any) -> dict[str, Any]:
+    return {
+        "namespace": list(item.namespace),
+        "key": item.key,
+        "value": item.value,
+        "score": getattr(item, "score", None),
+        "dated": True,
+    }
+
+
+async def test_langgraph_js_store_reads_as_python_does(store: ContextStore) -> None:
+    async with serving(store) as socket:
+        out = await run_node(PROJECT / "langgraph_store_ops.mjs", socket)
+    python = store.langgraph_store
+    got = await python.aget(("users", "u1", "prefs"), "theme")
+    assert out["get"] == _plain(got) and out["missing"] is None
+    filtered = await python.asearch(("users",), filter={"size": {"$gte": 3}})
+    assert out["filtered"] == [_plain(item) for item in filtered]
+    ranked = await python.asearch(("users", "u1"), query="milk bread", limit=5)
+    assert out["query"] == [_plain(item) for item in ranked]
+    assert out["query"][0]["key"] == "n1"  # ranked by the Python store's term match
+    paged = await python.asearch(("users",), limit=1, offset=1)
+    assert out["paged"] == [_plain(item) for item in paged]
+    assert out["namespaces"] == [["users", "u1"], ["users", "u2"]]
+    assert out["suffixed"] == [["users", "u1", "notes"], ["users", "u2", "notes"]]
+    assert out["bad"] == {"name": "InvalidNamespaceError", "message": "Namespace cannot be empty."}

@@ -1,8 +1,8 @@
 // LangGraph.js `BaseStore` over the store RPC: `batch` sends the operations
 // to the Python store (MakersLangGraphStore.abatch), whose items Python
 // agents read too. The base class comes from the project's node_modules.
-// Like the platform's, `search` filters but does not rank by meaning (no
-// embeddings here): `score` is undefined.
+// `search` is the Python store's (the same filters, pages and scores); the
+// Node store is given no embeddings of its own.
 'use strict';
 
 const PACKAGE = '@langchain/langgraph-checkpoint';
