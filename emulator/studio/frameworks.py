@@ -78,9 +78,18 @@ async def langgraph_timeline(store: ContextStore, conversation_id: str) -> list[
     return timeline
 
 
+def openai_installed() -> bool:
+    """Whether the OpenAI Agents SDK (the ``openai`` extra) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("agents") is not None
+
+
 async def openai_items(store: ContextStore, conversation_id: str) -> list[str]:
     """The newest OpenAI Agents SDK session items kept as this conversation's
-    messages, oldest first, as JSON text."""
+    messages, oldest first, as JSON text. Finding them reads the conversation's
+    messages (they are messages marked in their metadata), so the page asks
+    for them only when opened."""
     try:
         session = store.openai_session(conversation_id)
     except MissingExtraError:

@@ -74,6 +74,11 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         values = await _panels(store, cid, meta)
         return HTMLResponse(render.text(f"panel_{name}.html", cid=cid, **values))
 
+    async def openai_part(request: Request) -> Response:
+        cid = request.query_params.get("id", "")
+        items = await frameworks.openai_items(store, cid)
+        return HTMLResponse(render.text("openai_items.html", items=items))
+
     async def index_page(request: Request) -> Response:
         return render.page(request, "index_health.html")
 
@@ -87,6 +92,7 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         Route(f"{p}/conversation", conversation_page),
         Route(f"{p}/messages.part", messages_part),
         Route(f"{p}/panel.part", panel_part),
+        Route(f"{p}/openai.part", openai_part),
         Route(f"{p}/index", index_page),
         Route(f"{p}/index-check.part", index_check_part),
     ]
@@ -123,7 +129,8 @@ async def _panels(store: ContextStore, cid: str, meta: ConversationMeta | None) 
         },
         "state": [shapes.state_view(k, v) for k, v in sorted(state.items())],
         "checkpoints": await frameworks.langgraph_timeline(store, cid),
-        "openai_items": await frameworks.openai_items(store, cid),
+        # read when asked for (openai.part): finding them reads the conversation
+        "openai": frameworks.openai_installed(),
         "claude": await frameworks.claude_transcripts(store, cid),
     }
 

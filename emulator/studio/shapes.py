@@ -82,10 +82,21 @@ def content_parts(content: Any) -> list[dict[str, str]]:
     return [_part(content)]
 
 
+def framework_label(metadata: dict[str, Any]) -> str:
+    """What wrote a message, when its metadata says: an OpenAI Agents SDK
+    session item (``store.openai_session``) is marked ``agent_sdk_session``
+    (``openai_agents_item`` by earlier versions)."""
+    if metadata.get("agent_sdk_session") is True or metadata.get("openai_agents_item") is True:
+        kind = metadata.get("item_type") or metadata.get("type") or "item"
+        return f"OpenAI session item: {kind}"
+    return ""
+
+
 def message_view(message: Message) -> dict[str, Any]:
     metadata = message.metadata or {}
     tool_calls = metadata.get("tool_calls")
     return {
+        "framework": framework_label(metadata),
         "id": message.message_id,
         "role": message.role,
         "parts": content_parts(message.content),

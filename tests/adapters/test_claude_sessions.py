@@ -536,3 +536,28 @@ async def test_costly_backends_keep_mtime_per_session_without_a_project_clock() 
     listed = {item["session_id"]: item["mtime"] for item in await sessions.list_sessions("p")}
     assert listed == {"s": 5_002, "t": 5_000}
     assert adapter_keys.claude_clock_key("p") not in shared.blobs
+
+
+async def test_conversation_transcripts_finds_own_and_bound_sessions(
+    store: makers_store.ContextStore,
+) -> None:
+    sessions = store.claude_session_store()
+    assert await sessions.conversation_transcripts("chat 1") == []
+    bound = await store.claude_session_binding("chat 1")
+    await sessions.append({"project_key": "p/1", "session_id": bound}, [entry(1)])
+    sub: SessionKey = {"project_key": "p/1", "session_id": bound, "subpath": "agents/a 1"}
+    await sessions.append(sub, [entry(2)])
+    await sessions.append({"project_key": "q", "session_id": "chat 1"}, [entry(3)])
+    await sessions.append({"project_key": "q", "session_id": "chat 2"}, [entry(4)])
+    found = await sessions.conversation_transcripts("chat 1")
+    assert found == [
+        {"project_key": "q", "session_id": "chat 1"},
+        {"project_key": "p/1", "session_id": bound},
+        sub,
+    ]
+    assert [await sessions.load(key) for key in found] == [[entry(3)], [entry(1)], [entry(2)]]
+    before = await store.blobs.list("")
+    await sessions.conversation_transcripts("chat 3")  # reads only: binds nothing
+    assert await store.blobs.list("") == before
+    with pytest.raises(MemoryValidationError, match="conversation_id"):
+        await sessions.conversation_transcripts("")

@@ -128,7 +128,10 @@ def test_claude_transcripts_openai_items_and_a_paused_run_state(
     frameworks.locator(".transcript-claude summary").first.click()
     expect(frameworks).to_contain_text("hello claude")
     expect(frameworks).to_contain_text("subagent agent-1")
-    expect(frameworks).to_contain_text("OpenAI session items")
+    page.click('button[data-action="openai-items"]')
+    expect(frameworks.locator(".openai-item")).to_have_count(1)
+    expect(frameworks.locator(".openai-item")).to_contain_text("openai item")
+    expect(page.locator("#messages .message").last).to_contain_text("OpenAI session item")
     expect(page.locator("#panel-state .badge")).to_have_text(
         "OpenAI RunState (paused run of Booker)"
     )

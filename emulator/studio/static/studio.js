@@ -52,7 +52,10 @@
     if (!panel) return;
     if (!force && busy(panel)) { panel.classList.add("stale"); return; }
     const url = `${BASE}/panel.part?id=${encodeURIComponent(cid)}&name=${name}`;
-    panel.innerHTML = await fragment(url);
+    const html = await fragment(url);
+    // the user may have started typing while it loaded: then keep their edit
+    if (!force && busy(panel)) { panel.classList.add("stale"); return; }
+    panel.innerHTML = html;
     panel.classList.remove("stale");
   }
 
@@ -93,13 +96,14 @@
       if (parts.includes("messages")) await appendNewer();
       if (parts.includes("conversation") || parts.includes("messages")) await refreshPanel("meta");
       if (parts.includes("state")) await refreshPanel("state");
-      if (parts.includes("frameworks") || parts.includes("messages")) await refreshPanel("frameworks");
+      if (parts.includes("frameworks")) await refreshPanel("frameworks");
     } else if (page === "conversations") {
       const list = document.getElementById("conversation-list");
       const params = new URLSearchParams(location.search);
       if (params.get("after") || params.get("before")) return;
+      const html = await fragment(list.dataset.part);
       const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
-      list.innerHTML = await fragment(list.dataset.part);
+      list.innerHTML = html;
       if (focused) {  // keep keyboard users where they were
         const again = Array.from(list.querySelectorAll("a")).find((a) => a.getAttribute("href") === focused);
         if (again) again.focus();
@@ -138,6 +142,11 @@
     "state-delete": (el) => post("/api/state-delete", { id: cid, key: el.dataset.key }).then(() => "state key deleted"),
     "clear": () => post("/api/clear", { id: cid }).then(() => { document.getElementById("messages").innerHTML = ""; return "messages cleared"; }),
     "delete": () => post("/api/delete", { id: cid }).then(() => { location.href = `${BASE}/`; return "conversation deleted"; }),
+    "openai-items": async () => {
+      const out = document.getElementById("openai-items");
+      out.innerHTML = await fragment(`${BASE}/openai.part?id=${encodeURIComponent(cid)}`);
+      return "OpenAI session items loaded";
+    },
     "index-check": async () => {
       const out = document.getElementById("index-result");
       out.textContent = "checking…";
@@ -152,13 +161,16 @@
     },
   };
 
+  // actions that only show more: the panel they sit in is not re-rendered
+  const NO_REFRESH = new Set(["openai-items"]);
+
   async function run(name, el) {
     if (el.dataset.confirm && !window.confirm(el.dataset.confirm)) return;
     try {
       const said = await ACTIONS[name](el);
-      toast(said, false);
-      const panel = el.closest("[data-panel]");
+      const panel = NO_REFRESH.has(name) ? null : el.closest("[data-panel]");
       if (panel) { delete panel.dataset.dirty; await refreshPanel(panel.dataset.panel, true); }
+      toast(said, false);  // once the panel shows what was saved
     } catch (error) {
       toast(error.message, true);
     }
