@@ -56,6 +56,23 @@ async def test_openai_agents_js_session(store: ContextStore) -> None:
     )
 
 
+async def test_openai_agents_js_human_in_the_loop(store: ContextStore) -> None:
+    """The platform's HITL pattern: the paused RunState in ``state``, restored
+    by the next request in another process."""
+    cid = "oa-hitl"
+    async with serving(store) as socket:
+        paused = await run_node(PROJECT / "openai_hitl.mjs", socket, cid, "start")
+        assert paused == {"status": "awaiting_approval", "tool": "submit_order"}
+        saved = await store.bind(cid).state.get("openai.run-state")
+        assert isinstance(saved, str) and "submit_order" in saved  # readable from Python
+        done = await run_node(PROJECT / "openai_hitl.mjs", socket, cid, "approve")
+    assert done == {
+        "status": "completed",
+        "output": "done: order-submitted:2 coffees",
+        "left": None,
+    }
+
+
 async def test_claude_agent_sdk_session_store(store: ContextStore) -> None:
     cid = "chat-2026-08-12-abc"
     async with serving(store) as socket:
