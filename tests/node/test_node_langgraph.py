@@ -1,6 +1,7 @@
 """LangGraph.js over the store RPC: the framework's own checkpointer
-validation suite against the Node saver, and one thread carried across
-languages (Node turns, a Python turn, a Node turn again)."""
+validation suite against the Node saver, one thread carried across languages
+(Node turns, a Python turn, a Node turn again), the store's answers equal to
+Python's, and DeepAgents (JS) remembering through both."""
 
 from __future__ import annotations
 
@@ -162,3 +163,15 @@ async def test_langgraph_js_store_reads_as_python_does(store: ContextStore) -> N
     assert out["namespaces"] == [["users", "u1"], ["users", "u2"]]
     assert out["suffixed"] == [["users", "u1", "notes"], ["users", "u2", "notes"]]
     assert out["bad"] == {"name": "InvalidNamespaceError", "message": "Namespace cannot be empty."}
+
+
+async def test_deepagents_js_remembers_through_the_store(store: ContextStore) -> None:
+    cid = "deep-1"
+    async with serving(store) as socket:
+        await run_node(PROJECT / "deepagents_turn.mjs", socket, cid, "hello")
+        two = await run_node(PROJECT / "deepagents_turn.mjs", socket, cid, "again")
+    assert two == {"reply": "heard: hello, again", "count": 4}
+    found = await store.langgraph_checkpointer.aget_tuple({"configurable": {"thread_id": cid}})
+    assert found is not None
+    texts = [m.content for m in found.checkpoint["channel_values"]["messages"]]
+    assert texts == ["hello", "heard: hello", "again", "heard: hello, again"]
