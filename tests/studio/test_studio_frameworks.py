@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import operator
 import uuid
+from pathlib import Path
 from typing import Annotated, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -51,7 +52,7 @@ def run_graph(store: makers_store.SyncContextStore, cid: str, *, ask: bool) -> N
 
 
 def test_a_langgraph_run_shows_as_a_checkpoint_timeline(
-    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str
+    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str, artifacts: Path
 ) -> None:
     seed.append_message(cid, "user", "plan my trip")
     run_graph(seed, cid, ask=False)
@@ -71,6 +72,9 @@ def test_a_langgraph_run_shows_as_a_checkpoint_timeline(
     newest.locator("summary", has_text="channel values").click()
     expect(newest).to_contain_text('"booked"')
     expect(timeline.last).to_contain_text("input")
+    newest.locator("a", has_text=parent["configurable"]["checkpoint_id"]).click()
+    assert page.url.endswith(f"#cp-{parent['configurable']['checkpoint_id']}")
+    page.locator("#panel-frameworks").screenshot(path=artifacts / "langgraph-timeline.png")
 
 
 def test_an_interrupt_and_a_checkpoint_written_elsewhere_show_live(

@@ -86,7 +86,7 @@ def test_a_transcript_shows_roles_json_and_tool_calls_and_pages_back(
 
 
 def test_a_state_edit_persists_and_bad_json_writes_nothing(
-    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str
+    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str, page_log: PageLog
 ) -> None:
     seed.append_message(cid, "user", "hi")
     seed.bind(cid).state.set("step", {"n": 1})
@@ -108,6 +108,10 @@ def test_a_state_edit_persists_and_bad_json_writes_nothing(
     new.locator("button[type=submit]").click()
     expect(page.locator('form.state-entry[data-key="added"]')).to_be_visible()
     assert seed.bind(cid).state.get("added") == ["a", 1]
+    page_log.accept = True
+    page.click('button[data-action="state-delete"][data-key="added"]')
+    expect(page.locator('form.state-entry[data-key="added"]')).to_have_count(0)
+    assert seed.bind(cid).state.items() == {"step": {"n": 2, "done": True}}
 
 
 def test_metadata_merges_and_keys_delete(
@@ -192,3 +196,21 @@ def test_keyboard_moves_through_rows(
     expect(page.locator(".row-link").nth(1)).to_be_focused()
     page.keyboard.press("/")
     expect(page.locator("#search")).to_be_focused()
+
+
+def test_ids_with_any_characters_open_and_edit(
+    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str
+) -> None:
+    odd = f"{cid} a/b?c=d&e#f %20 ünï ✓"
+    seed.append_message(odd, "user", "odd one", user_id="u odd/?&")
+    seed.bind(odd).state.set("k/?&#", 1)
+    page.goto(studio.at("/?user=" + "u%20odd%2F%3F%26"))
+    page.locator(".row-link", has_text=odd).click()
+    expect(page.locator("#cid")).to_have_text(odd)
+    expect(page.locator("#messages .message")).to_contain_text("odd one")
+    wait_live(page)
+    entry = page.locator("form.state-entry").first
+    entry.locator("textarea").fill("2")
+    entry.locator("button[type=submit]").click()
+    expect(page.locator(".toast")).to_contain_text("state saved")
+    assert seed.bind(odd).state.get("k/?&#") == 2

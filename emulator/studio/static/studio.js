@@ -55,8 +55,23 @@
     const html = await fragment(url);
     // the user may have started typing while it loaded: then keep their edit
     if (!force && busy(panel)) { panel.classList.add("stale"); return; }
+    const opened = new Set(Array.from(panel.querySelectorAll("details[open]")).map(detailsKey));
+    const loaded = panel.querySelector("[data-loaded]");
     panel.innerHTML = html;
     panel.classList.remove("stale");
+    // keep what the user opened: expanded details, items loaded on demand
+    for (const details of panel.querySelectorAll("details")) {
+      if (opened.has(detailsKey(details))) details.open = true;
+    }
+    const fresh = loaded && loaded.id ? panel.querySelector(`#${loaded.id}`) : null;
+    if (fresh) fresh.replaceWith(loaded);
+  }
+
+  function detailsKey(details) {
+    const owner = details.closest("[data-checkpoint-id], [data-key], [data-message-id]");
+    const id = owner ? owner.dataset.checkpointId || owner.dataset.key || owner.dataset.messageId : "";
+    const summary = details.querySelector("summary");
+    return `${id}|${summary ? summary.textContent : ""}`;
   }
 
   function lastMessageId() {
@@ -145,6 +160,7 @@
     "openai-items": async () => {
       const out = document.getElementById("openai-items");
       out.innerHTML = await fragment(`${BASE}/openai.part?id=${encodeURIComponent(cid)}`);
+      out.dataset.loaded = "1";
       return "OpenAI session items loaded";
     },
     "index-check": async () => {
