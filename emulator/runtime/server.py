@@ -307,7 +307,7 @@ async def _serve(
     if isinstance(studio, str):
         logger.warning("%s", studio)
     else:
-        front.studio = studio.app  # type: ignore[assignment]
+        front.studio = studio.app
     guarded = front_limits.GuardedH11Protocol.with_limits(limits)
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     stop = stopper(server)

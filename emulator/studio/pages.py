@@ -71,7 +71,7 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         if name not in PANELS:
             raise MemoryValidationError(f"name must be one of {', '.join(PANELS)}")
         meta = await _meta(store, cid)
-        values = await _panels(store, cid, meta)
+        values = await _panels(store, cid, meta, (name,))
         return HTMLResponse(render.text(f"panel_{name}.html", cid=cid, **values))
 
     async def openai_part(request: Request) -> Response:
@@ -116,22 +116,29 @@ async def _newest_messages(
     return [shapes.message_view(m) for m in found], older
 
 
-async def _panels(store: ContextStore, cid: str, meta: ConversationMeta | None) -> dict[str, Any]:
-    state = await store.bind(cid).state.items()
-    return {
-        "meta": None
-        if meta is None
-        else {
-            **shapes.conversation_row(meta),
-            "metadata": [
-                {"key": k, "json": shapes.pretty(v)} for k, v in sorted(meta.metadata.items())
-            ],
-        },
-        "state": [shapes.state_view(k, v) for k, v in sorted(state.items())],
-        "checkpoints": await frameworks.langgraph_timeline(store, cid),
+async def _panels(
+    store: ContextStore, cid: str, meta: ConversationMeta | None, names: tuple[str, ...] = PANELS
+) -> dict[str, Any]:
+    """What the panels ``names`` show (only what they read)."""
+    values: dict[str, Any] = {}
+    if "meta" in names:
+        values["meta"] = None if meta is None else _meta_view(meta)
+    if "state" in names:
+        state = await store.bind(cid).state.items()
+        values["state"] = [shapes.state_view(k, v) for k, v in sorted(state.items())]
+    if "frameworks" in names:
+        values["checkpoints"] = await frameworks.langgraph_timeline(store, cid)
+        values["claude"] = await frameworks.claude_transcripts(store, cid)
         # read when asked for (openai.part): finding them reads the conversation
-        "openai": frameworks.openai_installed(),
-        "claude": await frameworks.claude_transcripts(store, cid),
+        values["openai"] = frameworks.openai_installed()
+    return values
+
+
+def _meta_view(meta: ConversationMeta) -> dict[str, Any]:
+    metadata = sorted(meta.metadata.items())
+    return {
+        **shapes.conversation_row(meta),
+        "metadata": [{"key": k, "json": shapes.pretty(v)} for k, v in metadata],
     }
 
 

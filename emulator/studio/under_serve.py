@@ -10,15 +10,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from makers_store import ContextStore, MissingExtraError, open_store
 
 from . import SERVE_PREFIX, require_extra, security
 
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
+
 
 @dataclass
 class ServedStudio:
-    app: object  # the ASGI app (typed loosely: Starlette is imported lazily)
+    app: ASGIApp
     store: ContextStore
 
 
