@@ -22,6 +22,8 @@ from .app import Renderer, StudioConfig
 from .shapes import pretty, when
 
 TRACES_SHOWN = 200
+#: Runs the conversation page lists (the traces page has the rest).
+RUNS_SHOWN = 10
 
 
 def trace_rows(config: StudioConfig, conversation_id: str | None) -> list[dict[str, Any]]:
@@ -74,7 +76,14 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         rows = trace_rows(config, cid or None)
         return HTMLResponse(render.text("trace_rows.html", rows=rows, cid=cid))
 
+    async def runs_part(request: Request) -> Response:
+        """The conversation page's compact list of its runs (which instance served each)."""
+        cid = request.query_params.get("id", "")
+        rows = trace_rows(config, cid or None)[:RUNS_SHOWN]
+        return HTMLResponse(render.text("runs.html", runs=rows, cid=cid))
+
     return [
+        Route(f"{p}/runs.part", runs_part),
         Route(f"{p}/playground", playground),
         Route(f"{p}/traces", traces),
         Route(f"{p}/traces.part", traces_part),

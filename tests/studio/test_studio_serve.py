@@ -60,6 +60,10 @@ def test_the_playground_streams_a_turn_frame_by_frame(
     page.goto(studio_url(served, "/conversation?id=play-1"))
     expect(page.locator("#messages .message")).to_have_count(2)
     expect(page.locator("#messages .message").first).to_contain_text("hello studio")
+    run = page.locator("#runs tbody tr")  # which instance served the turn
+    expect(run).to_have_count(1)
+    expect(run).to_contain_text("/chat/stream")
+    expect(run.locator("td.num").first).to_have_text("1")
     page.goto(studio_url(served, "/traces?id=play-1"))
     row = page.locator("#traces tbody tr", has_text=run_id)
     expect(row).to_contain_text("/chat/stream")

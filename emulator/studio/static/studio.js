@@ -106,9 +106,19 @@
     for (const node of Array.from(holder.children)) box.insertBefore(node, anchor);
   }
 
+  async function refreshRuns() {
+    const runs = document.getElementById("runs-list");
+    if (runs) runs.innerHTML = await fragment(runs.dataset.part);
+  }
+
   async function onChange(parts) {
     if (page === "conversation") {
-      if (parts.includes("messages")) await appendNewer();
+      if (parts.includes("messages")) {
+        await appendNewer();
+        // a run's trace is written when it ends, after its messages: look twice
+        refreshRuns().catch(() => {});
+        setTimeout(() => refreshRuns().catch(() => {}), 1500);
+      }
       if (parts.includes("conversation") || parts.includes("messages")) await refreshPanel("meta");
       if (parts.includes("state")) await refreshPanel("state");
       if (parts.includes("frameworks")) await refreshPanel("frameworks");
