@@ -221,6 +221,8 @@ def get_many(keys: Iterable[str]) -> Generator[Op, Any, list[Blob | None]]:
     batch = tuple(keys)
     if not batch:
         return []
+    if len(batch) == 1:  # the plain operation: every backend's cheapest
+        return [cast("Blob | None", (yield Get(batch[0])))]
     return cast("list[Blob | None]", (yield GetMany(batch)))
 
 
