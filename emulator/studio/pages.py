@@ -44,6 +44,7 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
             title=shapes.title_of(meta) if meta else "",
             messages=messages,
             older=older,
+            more=False,
             **await _panels(store, cid, meta),
         )
 
@@ -53,9 +54,10 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         # newest-first listing, "after" a message means older than it.)
         older_than = request.query_params.get("older")
         newer_than = request.query_params.get("newer")
+        more = False
         if newer_than:
             found = await store.get_messages(cid, limit=NEWER_PAGE, order="asc", after=newer_than)
-            older = None
+            older, more = None, len(found) == NEWER_PAGE
         else:
             page = await store.get_messages(
                 cid, limit=MESSAGES_PAGE, order="desc", after=older_than
@@ -63,7 +65,9 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
             found = page[::-1]
             older = found[0].message_id if len(page) == MESSAGES_PAGE else None
         views = [shapes.message_view(m) for m in found]
-        return HTMLResponse(render.text("messages.html", messages=views, older=older, cid=cid))
+        return HTMLResponse(
+            render.text("messages.html", messages=views, older=older, more=more, cid=cid)
+        )
 
     async def panel_part(request: Request) -> Response:
         cid = request.query_params.get("id", "")

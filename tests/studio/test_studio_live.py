@@ -59,3 +59,22 @@ def test_the_list_shows_a_new_conversation_live(page: Page, studio: Studio, cid:
     wait_live(page)
     in_another_process(studio.store_url, f"store.append_message({cid!r}, 'user', 'new')")
     expect(page.locator("#conversations tbody tr").first).to_contain_text(cid, timeout=LIVE_MS)
+
+
+def test_a_burst_of_appends_shows_every_message_once(
+    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str
+) -> None:
+    seed.append_message(cid, "user", "first")
+    page.goto(studio.at(f"/conversation?id={cid}"))
+    wait_live(page)
+    in_another_process(
+        studio.store_url,
+        # one unit of 250: more than one page of new messages arrives at once
+        f"store.append_messages({cid!r}, "
+        "[{'role': 'assistant', 'content': f'burst {n}'} for n in range(250)])",
+    )
+    messages = page.locator("#messages .message")
+    expect(messages).to_have_count(251)
+    expect(messages.last).to_contain_text("burst 249")
+    ids = page.eval_on_selector_all("#messages .message", "ms => ms.map(m => m.dataset.messageId)")
+    assert len(set(ids)) == 251

@@ -80,6 +80,11 @@
   }
 
   async function appendNewer() {
+    // pages of new messages until the last one (a burst may be longer than a page)
+    while (await appendNewerPage()) { /* next page */ }
+  }
+
+  async function appendNewerPage() {
     const box = document.getElementById("messages");
     const last = lastMessageId();
     const url = last
@@ -88,12 +93,15 @@
     const holder = document.createElement("div");
     holder.innerHTML = await fragment(url);
     if (!last) { box.innerHTML = ""; }
+    const more = holder.querySelector("[data-more]");
+    if (more) more.remove();
     for (const node of Array.from(holder.children)) {
       if (node.dataset.messageId && box.querySelector(`[data-message-id="${CSS.escape(node.dataset.messageId)}"]`)) continue;
       if (last && node.matches("button.older")) continue;
       if (node.dataset.messageId) node.classList.add("fresh");
       box.appendChild(node);
     }
+    return Boolean(more);
   }
 
   async function loadOlder(button) {
@@ -123,6 +131,8 @@
       if (parts.includes("state")) await refreshPanel("state");
       if (parts.includes("frameworks")) await refreshPanel("frameworks");
     } else if (page === "conversations") {
+      // the list shows titles, counts and order: state or framework writes change none
+      if (!parts.includes("conversations") && !parts.includes("conversation")) return;
       const list = document.getElementById("conversation-list");
       const params = new URLSearchParams(location.search);
       if (params.get("after") || params.get("before")) return;
@@ -138,6 +148,24 @@
 
   // --- live updates (server-sent events) ------------------------------------
 
+  // One refresh at a time; changes that arrive meanwhile are merged into the
+  // next one, so a burst of writes costs a few fetches, not one per write.
+  let queued = null;
+  let refreshing = false;
+  function schedule(parts) {
+    queued = new Set([...(queued || []), ...parts]);
+    if (refreshing) return;
+    refreshing = true;
+    (async () => {
+      while (queued) {
+        const next = Array.from(queued);
+        queued = null;
+        try { await onChange(next); } catch (error) { toast(error.message, true); }
+      }
+      refreshing = false;
+    })();
+  }
+
   function connect() {
     const watch = document.body.dataset.watch;
     const status = document.getElementById("live");
@@ -148,11 +176,11 @@
       status.textContent = "live";
       status.classList.add("on");
       // what was written between rendering the page and now
-      onChange(["messages", "conversation", "state", "frameworks", "conversations"]).catch((e) => toast(e.message, true));
+      schedule(["messages", "conversation", "state", "frameworks", "conversations"]);
     });
     source.addEventListener("change", (event) => {
       const change = JSON.parse(event.data);
-      onChange(change.parts).catch((e) => toast(e.message, true));
+      schedule(change.parts);
     });
     source.onerror = () => { status.textContent = "reconnecting"; status.classList.remove("on"); };
   }
