@@ -39,7 +39,7 @@ from .postgres_watch import CHANNEL, NOTIFY, payload
 from .sql_ranges import range_query
 
 if TYPE_CHECKING:
-    from psycopg import AsyncConnection
+    from psycopg import AsyncConnection, AsyncCursor
     from psycopg.rows import TupleRow
 
     from .postgres import PostgresBlobStore
@@ -88,12 +88,32 @@ class Unit:
         self.sql = store.sql
         self.conn = conn
         self.write = write  # a write unit runs in a pipeline, in one transaction
+        #: A write unit's statements whose answer nobody reads, held until the
+        #: unit first waits (``BEGIN`` then goes before them) or ends: then
+        #: they go without ``BEGIN`` / ``COMMIT``, since the statements up to
+        #: the pipeline's Sync are one implicit transaction, all or nothing
+        #: (two statements fewer for a unit that only writes).
+        self.held: list[tuple[str, Sequence[object]]] | None = [] if write else None
+
+    async def _execute(
+        self, query: str, params: Sequence[object], binary: bool = False
+    ) -> AsyncCursor[TupleRow]:
+        self.store.statements += 1
+        return await self.conn.execute(query, params, binary=binary)
+
+    async def _begin(self) -> None:
+        """Before a write unit's first wait: ``BEGIN``, then what it held."""
+        if self.held is not None:
+            held, self.held = self.held, None
+            await self._execute("BEGIN", ())
+            for query, params in held:
+                await self._execute(query, params)
 
     async def query(self, query: str, params: Sequence[object], binary: bool = False) -> list[Any]:
         """Run ``query`` and wait for its rows: one round trip."""
-        self.store.statements += 1
+        await self._begin()
         self.store.round_trips += 1
-        cursor = await self.conn.execute(query, params, binary=binary)
+        cursor = await self._execute(query, params, binary=binary)
         rows = await cursor.fetchall()
         self.store.rows_read += len(rows)
         return rows
@@ -101,23 +121,25 @@ class Unit:
     async def query_many(self, queries: Sequence[tuple[str, Sequence[object]]]) -> list[list[Any]]:
         """Run independent ``queries`` and wait for all their rows at once:
         one round trip (a read unit opens a pipeline for them)."""
-        self.store.statements += len(queries)
+        await self._begin()
         self.store.round_trips += 1
         async with contextlib.AsyncExitStack() as stack:
             if not self.write:  # a write unit's pipeline is already open
                 await stack.enter_async_context(self.conn.pipeline())
-            cursors = [await self.conn.execute(query, params) for query, params in queries]
+            cursors = [await self._execute(query, params) for query, params in queries]
             answers = [await cursor.fetchall() for cursor in cursors]
         self.store.rows_read += sum(len(rows) for rows in answers)
         return answers
 
     async def send(self, query: str, params: Sequence[object] = ()) -> None:
-        """Run ``query`` whose answer nobody reads: in a write unit's pipeline
-        it travels with the next wait; a read unit waits for it."""
-        self.store.statements += 1
+        """Run ``query`` whose answer nobody reads: in a write unit it is held
+        or travels in the pipeline with the next wait; a read unit waits."""
+        if self.held is not None:
+            self.held.append((query, params))
+            return
         if not self.write:
             self.store.round_trips += 1
-        await self.conn.execute(query, params)
+        await self._execute(query, params)
 
     async def run_write(self, program: Program[T]) -> T:
         from psycopg.pq import TransactionStatus
@@ -131,11 +153,13 @@ class Unit:
                 return await self.apply(op)
 
             async with self.conn.pipeline():
-                await self.send("BEGIN")
                 result = await drive_async(program, apply)
                 if written:  # delivered at commit to ContextStore.watch (postgres_watch)
                     await self.send(NOTIFY, (CHANNEL, payload(self.store.schema, written)))
-                await self.send("COMMIT")
+                if self.held is None:  # began: an explicit transaction
+                    await self._execute("COMMIT", ())
+                for query, params in self.held or ():  # never waited: an implicit one
+                    await self._execute(query, params)
                 self.store.round_trips += 1  # leaving the pipeline waits for every reply
             committed = True
             return result

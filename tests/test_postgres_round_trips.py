@@ -4,13 +4,16 @@ one row at a time, or waits for an answer nobody reads, fails here."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
 
 import makers_store
+from makers_store.blob import Program, put
 from makers_store.emulator.postgres import PostgresBlobStore
+from makers_store.errors import BackendError
 from tests.servers.postgres import postgres_url
 
 
@@ -159,3 +162,27 @@ async def test_session_items_read_about_what_they_return(store: makers_store.Con
     assert await cost(store, read) == 2
     assert blobs.rows_read - rows == 1 + 20  # meta and the 20 items
     assert [item["content"] for item in got] == [f"m{n}" for n in range(180, 200)]
+
+
+async def test_a_unit_that_only_writes_is_all_or_nothing_without_begin(
+    store: makers_store.ContextStore,
+) -> None:
+    blobs = backend(store)
+
+    def writes(second: str) -> Program[None]:
+        yield from put("first", b"1")
+        yield from put(second, b"2")
+
+    statements = blobs.statements
+    assert await cost(store, lambda: blobs.run(writes("second"), write=True)) == 1
+    assert blobs.statements - statements == 3  # the two upserts and the change notice
+    # a key past the server's index row limit (incompressible) fails the second
+    # statement at the server, after the first was sent: the first is not kept either
+    await blobs.delete("first")
+    with pytest.raises(BackendError):
+        await blobs.run(writes(secrets.token_urlsafe(9000)), write=True)
+    assert await blobs.get("first") is None
+    # a unit that waits for an answer begins an explicit transaction first
+    statements = blobs.statements
+    assert await cost(store, lambda: blobs.put("third", b"3", if_none_match=True)) == 2
+    assert blobs.statements - statements == 4  # BEGIN, the insert, the notice, COMMIT
