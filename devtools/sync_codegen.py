@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any
 from .admin import StoreAdmin
 from .api import ContextStore
 from .arguments import UNSET as _UNSET
-from .blob import Blob, BlobInfo, BlobStore
+from .blob import BlobStore
+from .blob_ops import Blob, BlobInfo
 from .convert import MessageLike
 from .copying import CopyReport
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary

@@ -19,10 +19,14 @@ from typing import Any, ClassVar, TypeVar, assert_never
 from makers_store.blob import (
     OBJECT_STORAGE,
     TRANSACTIONAL,
-    Blob,
-    BlobInfo,
     BlobStore,
     Capabilities,
+    StepwiseBlobStore,
+    drive_sync,
+)
+from makers_store.blob_ops import (
+    Blob,
+    BlobInfo,
     Delete,
     DeleteMany,
     Entry,
@@ -34,8 +38,6 @@ from makers_store.blob import (
     Program,
     Put,
     Scan,
-    StepwiseBlobStore,
-    drive_sync,
     keys_written,
     prefix_end,
 )

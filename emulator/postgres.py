@@ -55,7 +55,8 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, Program, drive_async
+from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, drive_async
+from makers_store.blob_ops import Program
 from makers_store.errors import (
     BackendError,
     MemoryValidationError,

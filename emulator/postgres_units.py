@@ -15,7 +15,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, assert_never
 
-from makers_store.blob import (
+from makers_store.blob import drive_async
+from makers_store.blob_ops import (
     Blob,
     BlobInfo,
     Delete,
@@ -29,7 +30,6 @@ from makers_store.blob import (
     Program,
     Put,
     Scan,
-    drive_async,
     keys_written,
 )
 from makers_store.errors import PreconditionFailedError

@@ -58,11 +58,10 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, assert_never
 
-from makers_store.blob import (
-    OBJECT_STORAGE,
+from makers_store.blob import OBJECT_STORAGE, Capabilities, StepwiseBlobStore
+from makers_store.blob_ops import (
     Blob,
     BlobInfo,
-    Capabilities,
     Delete,
     DeleteMany,
     Entry,
@@ -73,7 +72,6 @@ from makers_store.blob import (
     Op,
     Put,
     Scan,
-    StepwiseBlobStore,
 )
 from makers_store.errors import (
     BackendError,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from makers_store.blob import ListKeys, Scan, prefix_end
+from makers_store.blob_ops import ListKeys, Scan, prefix_end
 
 
 def range_query(op: ListKeys | Scan, table: str, placeholder: str) -> tuple[str, list[Any]]:

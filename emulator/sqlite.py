@@ -39,7 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, Program
+from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities
+from makers_store.blob_ops import Program
 from makers_store.errors import BackendError, MemoryValidationError, StoreError
 
 from .sqlite_file import SqliteFile

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, assert_never
 
-from makers_store.blob import (
+from makers_store.blob import drive_sync
+from makers_store.blob_ops import (
     Blob,
     BlobInfo,
     Delete,
@@ -32,7 +33,6 @@ from makers_store.blob import (
     Op,
     Put,
     Scan,
-    drive_sync,
 )
 from makers_store.errors import BackendError, PreconditionFailedError
 

@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NoReturn, cast
 
-from makers_store.blob import Op, Program
+from makers_store.blob_ops import Op, Program
 
 #: Seconds a unit may run on the event loop before the rest moves off it.
 #: Measured (tests/bench_sqlite.py): an append or a 100-message read takes

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .admin import StoreAdmin
     from .api import ContextStore
-    from .blob import Blob, BlobInfo, BlobStore
+    from .blob import BlobStore
+    from .blob_ops import Blob, BlobInfo
     from .clock import Clock, IdSource
     from .convert import to_anthropic_messages, to_openai_input
     from .copying import CopyReport
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
 _SOURCES = {
     ".admin": ("StoreAdmin",),
     ".api": ("ContextStore",),
-    ".blob": ("Blob", "BlobInfo", "BlobStore"),
+    ".blob": ("BlobStore",),
+    ".blob_ops": ("Blob", "BlobInfo"),
     ".clock": ("Clock", "IdSource"),
     ".copying": ("CopyReport",),
     ".convert": ("to_anthropic_messages", "to_openai_input"),

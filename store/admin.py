@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from . import copying, importer, index_repair, inventory, transfer, validate
-from .blob import Blob, BlobInfo
+from .blob_ops import Blob, BlobInfo
 from .copying import CopyReport
 from .errors import MemoryValidationError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary

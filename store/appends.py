@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys, validate
-from .blob import Capabilities, Op, Program, delete, delete_many, get, put
+from .blob import Capabilities
+from .blob_ops import Op, Program, delete, delete_many, get, put
 from .clock import IdSource
 from .codec import ConversationRecord, encode_message, pending_append
 from .errors import MemoryQuotaExceededError, PreconditionFailedError

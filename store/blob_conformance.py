@@ -24,9 +24,10 @@ import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from .blob import BlobStore, ListKeys, Op, Program, delete_many, get, put, put_if_absent, scan
-from .blob import get_many as read_many  # the rules below bear their names
-from .blob import list_many as read_listings
+from .blob import BlobStore
+from .blob_ops import ListKeys, Op, Program, delete_many, get, put, put_if_absent, scan
+from .blob_ops import get_many as read_many  # the rules below bear their names
+from .blob_ops import list_many as read_listings
 from .errors import PreconditionFailedError
 
 OpenBackend = Callable[[], Awaitable[BlobStore]]

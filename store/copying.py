@@ -27,7 +27,8 @@ from dataclasses import asdict, dataclass
 from typing import IO, Any
 
 from . import adapter_keys, keys
-from .blob import BlobStore, Entry, Op, Program, delete, delete_many, list_keys, put, scan
+from .blob import BlobStore
+from .blob_ops import Entry, Op, Program, delete, delete_many, list_keys, put, scan
 from .clock import IdSource, random_suffix
 from .codec import ConversationRecord, dumps_line, live_record
 from .importer import import_jsonl

@@ -17,7 +17,8 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator
 
 from . import adapter_keys
-from .blob import BlobStore, Program, delete, put
+from .blob import BlobStore
+from .blob_ops import Program, delete, put
 from .clock import IdSource, random_suffix
 from .import_records import (
     MAX_BLOB_KEY_BYTES,

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
-from .blob import BlobStore, Op, Program, delete, get, list_keys, put
+from .blob import BlobStore
+from .blob_ops import Op, Program, delete, get, list_keys, put
 from .codec import ConversationRecord, live_record
 from .inventory import CONVERSATION_BATCH, KEY_BATCH, Found, conversation_page
 from .layout import ensure_layout

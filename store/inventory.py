@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import keys, names
-from .blob import BlobStore, Op, Program, list_keys, prefix_end
+from .blob import BlobStore
+from .blob_ops import Op, Program, list_keys, prefix_end
 from .codec import ConversationRecord
 from .layout import ensure_layout
 from .programs import load_meta_at, visible_meta

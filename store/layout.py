@@ -28,7 +28,8 @@ from __future__ import annotations
 import weakref
 
 from . import keys, names
-from .blob import BlobStore, Program, delete, get, list_keys, put
+from .blob import BlobStore
+from .blob_ops import Program, delete, get, list_keys, put
 from .errors import BackendError
 
 LAYOUT = b"2"

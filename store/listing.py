@@ -7,9 +7,9 @@ appends write the new entry before meta and remove the old one after it, and
 on object storage they leave superseded entries for a later batch delete, so
 a listing reads past entries that are not current. Each listing reads a
 conversation's meta at most once, and the metas of a page of entries in one
-batch read (:func:`~makers_store.blob.get_many`). A page after a cursor also
+batch read (:func:`~makers_store.blob_ops.get_many`). A page after a cursor also
 probes behind the cursor (for ``previous_cursor`` / ``next_cursor``), listed
-together with the page (:func:`~makers_store.blob.list_many`): a page costs a
+together with the page (:func:`~makers_store.blob_ops.list_many`): a page costs a
 listing round and a batch read, two round trips on PostgreSQL, unless
 superseded entries fill it. Superseded entries always sort behind the
 current one in a ``desc`` page, so there they cost no extra read.
@@ -21,7 +21,8 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from . import keys
-from .blob import BlobInfo, Capabilities, ListKeys, Op, Program, get_many, list_many
+from .blob import Capabilities
+from .blob_ops import BlobInfo, ListKeys, Op, Program, get_many, list_many
 from .codec import ConversationRecord
 from .models import ListConversationsResult
 from .programs import STALE_INDEX_BATCH, entry_is_current, visible_record

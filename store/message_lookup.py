@@ -8,7 +8,7 @@ an id whose seq exists but whose suffix does not match reads as absent.
 from __future__ import annotations
 
 from . import keys
-from .blob import Program, get
+from .blob_ops import Program, get
 from .codec import decode_message
 from .models import Message
 from .programs import visible_meta

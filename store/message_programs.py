@@ -12,7 +12,8 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys
-from .blob import Capabilities, Entry, Op, Program, delete_many, get, list_keys, put, scan
+from .blob import Capabilities
+from .blob_ops import Entry, Op, Program, delete_many, get, list_keys, put, scan
 from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
 from .errors import MemoryNotFoundError
 from .models import Message

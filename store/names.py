@@ -17,7 +17,7 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys
-from .blob import Op, get, put
+from .blob_ops import Op, get, put
 from .codec import ConversationRecord
 from .errors import MemoryCorruptError
 

@@ -4,7 +4,7 @@ Messages are in :mod:`makers_store.message_programs`, state in
 :mod:`makers_store.state_programs`, appends in :mod:`makers_store.appends`,
 listings in :mod:`makers_store.listing`.
 
-Each function returns a generator (see :mod:`makers_store.blob`) that a
+Each function returns a generator (see :mod:`makers_store.blob_ops`) that a
 backend runs as one unit of work. Arguments arrive validated. The write order
 is chosen for backends that cannot run a unit atomically:
 
@@ -32,7 +32,7 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys, names, validate
-from .blob import Blob, BlobInfo, Op, Program, delete, delete_many, get, list_keys, put
+from .blob_ops import Blob, BlobInfo, Op, Program, delete, delete_many, get, list_keys, put
 from .codec import ConversationRecord
 from .errors import MemoryNotFoundError
 from .models import ConversationMeta

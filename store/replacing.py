@@ -41,7 +41,7 @@ from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 from . import keys, names
-from .blob import Op, Program, delete, delete_many, list_keys, put, segments_under
+from .blob_ops import Op, Program, delete, delete_many, list_keys, put, segments_under
 from .clock import IdSource
 from .codec import ConversationRecord
 from .import_records import ImportedConversation, ImportedMessage, KeyedRecord, Record

@@ -17,7 +17,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from . import keys
-from .blob import BlobStore, Program
+from .blob import BlobStore
+from .blob_ops import Program
 from .clock import Clock, IdSource, random_suffix, system_clock
 from .layout import ensure_layout
 from .retry import DEFAULT_RETRY, RetryPolicy

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import keys, names
-from .blob import Program, delete, get, put, scan
+from .blob_ops import Program, delete, get, put, scan
 from .codec import ConversationRecord, decode_state, encode_state
 from .programs import load_live_meta, load_meta
 

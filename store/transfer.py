@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import keys, names, validate
-from .blob import BlobStore, Entry, Program, list_keys, scan
+from .blob import BlobStore
+from .blob_ops import Entry, Program, list_keys, scan
 from .codec import ConversationRecord, decode_message, decode_state, dumps_line, live_record
 from .errors import MemoryNotFoundError
 from .inventory import iter_conversations

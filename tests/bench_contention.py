@@ -44,7 +44,8 @@ if str(ROOT) not in sys.path:  # run as a script: make ``tests.servers`` importa
 
 import makers_store  # noqa: E402
 from makers_store import keys  # noqa: E402
-from makers_store.blob import BlobStore, Program  # noqa: E402
+from makers_store.blob import BlobStore  # noqa: E402
+from makers_store.blob_ops import Program  # noqa: E402
 
 T = TypeVar("T")
 CID = "contended"

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from makers_store import BlobStore, open_blob_store
-from makers_store.blob import Op, Program, Put
 from makers_store.blob_conformance import (
     CHECKS,
     RULES,
@@ -22,6 +21,7 @@ from makers_store.blob_conformance import (
     run_blob_conformance,
     run_blob_rule,
 )
+from makers_store.blob_ops import Op, Program, Put
 from makers_store.emulator.memory import MemoryBlobStore
 from tests.backends import BACKENDS, backend_url
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from makers_store import ContextStore
-from makers_store.blob import GetMany, Op
+from makers_store.blob_ops import GetMany, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.codec import ConversationRecord
 from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore

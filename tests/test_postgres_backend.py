@@ -17,8 +17,8 @@ import pytest
 
 import makers_store
 from makers_store import BlobStore, open_blob_store
-from makers_store.blob import Op, Program, get, prefix_end
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
+from makers_store.blob_ops import Op, Program, get, prefix_end
 from makers_store.emulator import postgres_migrations
 from makers_store.emulator.postgres import PostgresBlobStore, from_url
 from makers_store.errors import (
@@ -214,9 +214,9 @@ async def test_writes_of_a_failed_unit_are_rolled_back_and_the_connection_reused
     store = blobs_at(postgres_url() + "&pool_max=1")
 
     def partial() -> Generator[Op, Any, None]:
-        yield from makers_store.blob.put("a", b"1")
-        yield from makers_store.blob.put("b", b"2", if_none_match=True)
-        yield from makers_store.blob.put("a", b"3", if_match="stale")
+        yield from makers_store.blob_ops.put("a", b"1")
+        yield from makers_store.blob_ops.put("b", b"2", if_none_match=True)
+        yield from makers_store.blob_ops.put("a", b"3", if_match="stale")
 
     try:
         with pytest.raises(PreconditionFailedError):

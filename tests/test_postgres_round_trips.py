@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store.blob import Program, put
+from makers_store.blob_ops import Program, put
 from makers_store.emulator.postgres import PostgresBlobStore
 from makers_store.errors import BackendError
 from tests.servers.postgres import postgres_url

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from makers_store import open_blob_store, open_store
-from makers_store.blob import DeleteMany, Scan, single
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
+from makers_store.blob_ops import DeleteMany, Scan, single
 from makers_store.emulator import s3
 from makers_store.emulator.s3 import NONCE_SIZE, S3BlobStore
 from makers_store.errors import (

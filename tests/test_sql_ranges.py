@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from makers_store.blob import ListKeys, Scan
+from makers_store.blob_ops import ListKeys, Scan
 from makers_store.emulator.sql_ranges import range_query
 
 

@@ -17,7 +17,7 @@ import pytest
 
 import makers_store
 from makers_store import BackendError, keys
-from makers_store.blob import Program, delete_many, put, scan
+from makers_store.blob_ops import Program, delete_many, put, scan
 from makers_store.clock import FixedClock
 from makers_store.emulator import migrations, sqlite_inline, sqlite_ops, sqlite_units
 from makers_store.emulator.sqlite import SqliteBlobStore

@@ -19,7 +19,7 @@ from claude_agent_sdk.types import (
 )
 
 from .. import adapter_keys, keys, names
-from ..blob import (
+from ..blob_ops import (
     Blob,
     Op,
     Program,

@@ -22,7 +22,7 @@ from collections.abc import Generator, Sequence
 from typing import Any, NamedTuple
 
 from makers_store import adapter_keys, keys, names
-from makers_store.blob import (
+from makers_store.blob_ops import (
     Entry,
     Op,
     Program,

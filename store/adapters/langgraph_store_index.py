@@ -44,7 +44,8 @@ from collections.abc import Generator
 from typing import Any
 
 from .. import adapter_keys, keys
-from ..blob import Capabilities, Op, delete_many, get, list_keys, put, scan
+from ..blob import Capabilities
+from ..blob_ops import Op, delete_many, get, list_keys, put, scan
 from ..errors import MemoryCorruptError
 from .langgraph_store_records import Record, decode_record, encode_record, expired
 

@@ -1,5 +1,5 @@
 """The LangGraph store's programs: I/O-free generators over the blob
-operations (see :mod:`makers_store.blob`), run by the adapter class in
+operations (see :mod:`makers_store.blob_ops`), run by the adapter class in
 :mod:`.langgraph_store`, which validates operations and computes embeddings
 first. Keys come from :mod:`makers_store.keys` (``l/...``); the item record,
 filters and ranking from :mod:`.langgraph_store_records`; the directory of
@@ -29,8 +29,9 @@ from langgraph.store.base import (
 )
 
 from .. import adapter_keys
-from ..blob import TRANSACTIONAL, Capabilities, Entry, delete, delete_many, get, put, scan
-from ..blob import Op as BlobOp
+from ..blob import TRANSACTIONAL, Capabilities
+from ..blob_ops import Entry, delete, delete_many, get, put, scan
+from ..blob_ops import Op as BlobOp
 from ..errors import MemoryCorruptError, PreconditionFailedError
 from . import langgraph_store_index as index
 from .langgraph_store_records import (

@@ -34,7 +34,7 @@ from agents.memory import SessionSettings
 from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 from .. import keys, message_programs, programs, validate
-from ..blob import Op, Program, scan
+from ..blob_ops import Op, Program, scan
 from ..codec import ConversationRecord, decode_messages
 from ..errors import MemoryValidationError
 from ..models import Message

@@ -18,7 +18,8 @@ from makers_store import ContextStore, adapter_keys, keys
 from makers_store.adapters import langgraph_store_index as index
 from makers_store.adapters.langgraph_store import MakersLangGraphStore
 from makers_store.adapters.langgraph_store_records import encode_record
-from makers_store.blob import BlobStore, ListKeys, Op, Program, Scan
+from makers_store.blob import BlobStore
+from makers_store.blob_ops import ListKeys, Op, Program, Scan
 from makers_store.clock import FixedClock
 from makers_store.errors import PreconditionFailedError
 
