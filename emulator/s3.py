@@ -6,30 +6,10 @@ R2, ...). Object storage has no transactions, so this is a
 :class:`~makers_store.blob.StepwiseBlobStore`: every blob operation is one
 HTTP request (a scan is a listing plus one GetObject per key), and the
 programs' write order plus compare-and-swap on etags keep the data
-consistent:
-
-* Get -> GetObject (404 -> None), GetMany -> concurrent GetObjects (at most
-  ``SCAN_CONCURRENCY`` in flight), ListMany -> concurrent listings, Put ->
-  PutObject with ``If-None-Match: *`` or ``If-Match: <etag>`` (412, and 409
-  ConditionalRequestConflict, raise PreconditionFailedError; so does 404 on
-  If-Match: the key is gone),
-  Delete -> DeleteObject with ``If-Match``, DeleteMany -> DeleteObjects
-  (quiet, 1,000 keys per request), ListKeys -> ListObjectsV2 pages
-  (``StartAfter``, ``MaxKeys``), Scan -> a listing and concurrent GetObjects.
-* S3 lists ascending only: a reverse listing reads the whole window forward
-  and keeps its last ``limit`` keys (``capabilities.lists_backward`` False tells the
-  store's programs to avoid them on hot paths).
-* Delete reports whether the blob existed with ``If-Match: *`` (S3 answers
-  404 when it did not): one request. A server that does not honour the
-  wildcard (moto answers 412) gets a plain DeleteObject after it. A server
-  that ignores If-Match on DELETE altogether deletes unconditionally: the
-  store's conditional deletes then lose their protection against a
-  concurrent rewrite, and a delete of a missing key reports True.
-* S3's ETag of a plain PutObject is the MD5 of the body, so writing equal
-  bytes twice would give equal etags and let a stale compare-and-swap pass
-  (ABA). Each object's body is therefore the value followed by a
-  ``NONCE_SIZE``-byte random nonce, which reads strip: every put has a new
-  etag, as the blob contract requires.
+consistent. Which requests each operation sends, and why they keep it
+correct (conditional writes, a nonce in every body against ABA), is
+:mod:`.s3_requests`; this module opens the client, names the store by URL,
+counts requests and turns S3's errors into the store's.
 
 Credentials and region come from the standard AWS chain of botocore
 (``AWS_ACCESS_KEY_ID`` / ``AWS_SECRET_ACCESS_KEY`` / ``AWS_SESSION_TOKEN``,
@@ -53,18 +33,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import os
-import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, assert_never
+from typing import Any, ClassVar, assert_never
 
 from makers_store.blob import OBJECT_STORAGE, Capabilities, StepwiseBlobStore
 from makers_store.blob_ops import (
-    Blob,
-    BlobInfo,
     Delete,
     DeleteMany,
-    Entry,
     Get,
     GetMany,
     ListKeys,
@@ -73,28 +47,10 @@ from makers_store.blob_ops import (
     Put,
     Scan,
 )
-from makers_store.errors import (
-    BackendError,
-    MemoryCorruptError,
-    MemoryValidationError,
-    PreconditionFailedError,
-    StoreError,
-    missing_extra,
-)
+from makers_store.errors import MemoryValidationError, StoreError, missing_extra
 
-from .s3_errors import code_and_status, is_client_error, precondition_failed, translate
-
-if TYPE_CHECKING:
-    from types_aiobotocore_s3 import S3Client
-
-NONCE_SIZE = 16  # random bytes after each value, so every put gets a new ETag
-PAGE_SIZE = 1000  # the most keys ListObjectsV2 returns per request
-DELETE_OBJECTS_MAX = 1000  # the most keys one DeleteObjects request takes
-SCAN_CONCURRENCY = 16  # GetObjects in flight per scan or batch read
-
-
-def _epoch_ms(value: Any) -> int:
-    return int(value.timestamp() * 1000)
+from .s3_errors import translate
+from .s3_requests import S3Bucket
 
 
 class S3BlobStore(StepwiseBlobStore):
@@ -126,16 +82,16 @@ class S3BlobStore(StepwiseBlobStore):
         self.max_connections = max_connections
         #: HTTP requests sent, by S3 operation name (retries included).
         self.requests: collections.Counter[str] = collections.Counter()
-        self._client: S3Client | None = None
+        self._bucket: S3Bucket | None = None  # the open client's requests
         self._stack: contextlib.AsyncExitStack | None = None
         self._opening = asyncio.Lock()
 
     # --- connection ----------------------------------------------------------
 
-    async def _connect(self) -> S3Client:
+    async def _connect(self) -> S3Bucket:
         async with self._opening:
-            if self._client is not None:
-                return self._client
+            if self._bucket is not None:
+                return self._bucket
             try:
                 from aiobotocore.config import AioConfig
                 from aiobotocore.session import get_session
@@ -169,14 +125,14 @@ class S3BlobStore(StepwiseBlobStore):
                 await stack.aclose()
                 raise self._translate(exc, "connect", "") from exc
             client.meta.events.register("before-send.s3", self._count_request)
-            self._stack, self._client = stack, client
-            return client
+            self._stack, self._bucket = stack, S3Bucket(client, self.bucket, self.prefix)
+            return self._bucket
 
     def _count_request(self, event_name: str, **_: Any) -> None:
         self.requests[event_name.rsplit(".", 1)[-1]] += 1
 
     async def close(self) -> None:
-        stack, self._stack, self._client = self._stack, None, None
+        stack, self._stack, self._bucket = self._stack, None, None
         if stack is not None:
             await stack.aclose()
 
@@ -193,26 +149,26 @@ class S3BlobStore(StepwiseBlobStore):
     # --- operations ----------------------------------------------------------
 
     async def execute(self, op: Op) -> object:
-        client = self._client or await self._connect()
+        bucket = self._bucket or await self._connect()
         try:
             match op:
                 case Get():
-                    return await self._get(client, op.key)
+                    return await bucket.get(op.key)
                 case GetMany():
-                    return await self._get_all(client, op.keys)
+                    return await bucket.get_many(op.keys)
                 case Put():
-                    return await self._put(client, op)
+                    return await bucket.put(op)
                 case Delete():
-                    return await self._delete(client, op)
+                    return await bucket.delete(op)
                 case DeleteMany():
-                    await self._delete_many(client, op)
+                    await bucket.delete_many(op)
                     return None
                 case ListKeys():
-                    return await self._list(client, op)
+                    return await bucket.list_keys(op)
                 case Scan():
-                    return await self._scan(client, op)
+                    return await bucket.scan(op)
                 case ListMany():
-                    return await asyncio.gather(*(self._list(client, one) for one in op.listings))
+                    return await asyncio.gather(*(bucket.list_keys(one) for one in op.listings))
                 case _:
                     assert_never(op)
         except StoreError:
@@ -220,153 +176,6 @@ class S3BlobStore(StepwiseBlobStore):
         except Exception as exc:
             key = str(getattr(op, "key", None) or getattr(op, "prefix", ""))
             raise self._translate(exc, type(op).__name__, key) from exc
-
-    async def _get(self, client: S3Client, key: str) -> Blob | None:
-        try:
-            response = await client.get_object(Bucket=self.bucket, Key=self.prefix + key)
-        except Exception as exc:
-            if is_client_error(exc) and code_and_status(exc) in (("NoSuchKey", 404), ("", 404)):
-                return None
-            raise
-        async with response["Body"] as body:
-            raw = await body.read()
-        data = self._strip_nonce(key, raw)
-        return Blob(key, response["ETag"], len(data), _epoch_ms(response["LastModified"]), data)
-
-    @staticmethod
-    def _strip_nonce(key: str, raw: bytes) -> bytes:
-        if len(raw) < NONCE_SIZE:
-            raise MemoryCorruptError(
-                f"blob {key!r} is {len(raw)} bytes, shorter than the {NONCE_SIZE}-byte nonce "
-                "makers-store appends: was it written by another tool?"
-            )
-        return raw[:-NONCE_SIZE]
-
-    async def _put(self, client: S3Client, op: Put) -> BlobInfo | None:
-        conditions: dict[str, Any] = {}
-        if op.if_none_match:
-            conditions["IfNoneMatch"] = "*"
-        if op.if_match is not None:
-            conditions["IfMatch"] = op.if_match
-        body = bytes(op.data) + os.urandom(NONCE_SIZE)
-        try:
-            response = await client.put_object(
-                Bucket=self.bucket, Key=self.prefix + op.key, Body=body, **conditions
-            )
-        except Exception as exc:
-            if conditions and precondition_failed(exc, missing_fails=op.if_match is not None):
-                if op.quiet and op.if_none_match:
-                    return None  # it exists: kept, as asked
-                raise PreconditionFailedError(f"{op.key!r} changed (put precondition)") from exc
-            raise
-        if op.quiet and op.if_none_match:
-            return None
-        return BlobInfo(op.key, response["ETag"], len(op.data), time.time_ns() // 1_000_000)
-
-    async def _delete(self, client: S3Client, op: Delete) -> bool:
-        key = self.prefix + op.key
-        if op.if_match is not None:
-            try:
-                await client.delete_object(Bucket=self.bucket, Key=key, IfMatch=op.if_match)
-            except Exception as exc:
-                if precondition_failed(exc, missing_fails=True):
-                    raise PreconditionFailedError(
-                        f"{op.key!r} changed (delete precondition)"
-                    ) from exc
-                raise
-            return True
-        if op.quiet:  # the caller ignores the answer: one plain request
-            await client.delete_object(Bucket=self.bucket, Key=key)
-            return True
-        try:  # "delete if it exists": 404 tells us it did not
-            await client.delete_object(Bucket=self.bucket, Key=key, IfMatch="*")
-        except Exception as exc:
-            if not is_client_error(exc):
-                raise
-            code, status = code_and_status(exc)
-            if status == 404 and code != "NoSuchBucket":
-                return False
-            if status not in (409, 412):
-                raise
-            # The server does not honour the wildcard (moto), or a concurrent
-            # write raced this one: delete unconditionally.
-            await client.delete_object(Bucket=self.bucket, Key=key)
-        return True
-
-    async def _delete_many(self, client: S3Client, op: DeleteMany) -> None:
-        for start in range(0, len(op.keys), DELETE_OBJECTS_MAX):
-            chunk = op.keys[start : start + DELETE_OBJECTS_MAX]
-            objects: list[Any] = [{"Key": self.prefix + key} for key in chunk]
-            response = await client.delete_objects(
-                Bucket=self.bucket, Delete={"Objects": objects, "Quiet": True}
-            )
-            failed = response.get("Errors") or []
-            if failed:  # per-key failures come back in a 200 response
-                first = failed[0]
-                raise BackendError(
-                    f"S3 DeleteObjects failed for {len(failed)} of {len(chunk)} keys in "
-                    f"s3://{self.bucket}/{self.prefix}, first {first.get('Key')!r}: "
-                    f"{first.get('Code')} ({first.get('Message')})"
-                )
-
-    async def _list(self, client: S3Client, op: ListKeys | Scan) -> list[BlobInfo]:
-        limit = op.limit
-        if limit is not None and limit <= 0:
-            return []
-        want = None if op.reverse else limit  # a reverse listing reads its whole window
-        end = None if op.end_before is None else self.prefix + op.end_before
-        start_after = None if op.start_after is None else self.prefix + op.start_after
-        cut = len(self.prefix)
-        found: list[BlobInfo] = []
-        while True:
-            page = PAGE_SIZE if want is None else min(PAGE_SIZE, want - len(found))
-            extra: dict[str, Any] = {} if start_after is None else {"StartAfter": start_after}
-            response = await client.list_objects_v2(
-                Bucket=self.bucket, Prefix=self.prefix + op.prefix, MaxKeys=page, **extra
-            )
-            contents = response.get("Contents", [])
-            for item in contents:
-                name = item["Key"]
-                if end is not None and name >= end:
-                    return self._window(found, op)
-                size = max(item["Size"] - NONCE_SIZE, 0)
-                found.append(
-                    BlobInfo(name[cut:], item["ETag"], size, _epoch_ms(item["LastModified"]))
-                )
-                if want is not None and len(found) >= want:
-                    return found
-            if not response.get("IsTruncated") or not contents:
-                return self._window(found, op)
-            start_after = contents[-1]["Key"]
-
-    @staticmethod
-    def _window(found: list[BlobInfo], op: ListKeys | Scan) -> list[BlobInfo]:
-        if not op.reverse:
-            return found
-        return found[::-1] if op.limit is None else found[::-1][: op.limit]
-
-    async def _scan(self, client: S3Client, op: Scan) -> list[Entry]:
-        infos = await self._list(client, op)
-        blobs = await self._get_all(client, [info.key for info in infos])
-        # A key deleted between the listing and its GetObject is left out.
-        return [Entry(blob.key, blob.data) for blob in blobs if blob is not None]
-
-    async def _get_all(self, client: S3Client, keys: Sequence[str]) -> list[Blob | None]:
-        """GetObject of every key, at most ``SCAN_CONCURRENCY`` at a time, in order."""
-        gate = asyncio.Semaphore(SCAN_CONCURRENCY)
-
-        async def fetch(key: str) -> Blob | None:
-            async with gate:
-                return await self._get(client, key)
-
-        tasks = [asyncio.ensure_future(fetch(key)) for key in keys]
-        try:
-            return await asyncio.gather(*tasks)
-        except BaseException:  # leave no GetObject running behind a failed read
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
 
     def _translate(self, exc: Exception, operation: str, key: str) -> Exception:
         where = self.endpoint_url or f"AWS S3 ({self.region or 'default region'})"

@@ -26,8 +26,9 @@ import pytest
 from makers_store import open_blob_store, open_store
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
 from makers_store.blob_ops import DeleteMany, Scan, single
-from makers_store.emulator import s3
-from makers_store.emulator.s3 import NONCE_SIZE, S3BlobStore
+from makers_store.emulator import s3_requests
+from makers_store.emulator.s3 import S3BlobStore
+from makers_store.emulator.s3_requests import NONCE_SIZE
 from makers_store.errors import (
     BackendError,
     MemoryCorruptError,
@@ -190,7 +191,7 @@ async def test_a_common_append_costs_four_requests() -> None:
 async def test_listings_page_and_stop_at_the_window(
     blobs: S3BlobStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(s3, "PAGE_SIZE", 2)
+    monkeypatch.setattr(s3_requests, "PAGE_SIZE", 2)
     names = [f"p/{n}" for n in range(7)]
     for name in names:
         await blobs.put(name, name.encode())
@@ -221,7 +222,7 @@ async def test_reverse_listing_is_the_forward_window_backwards(
     end_before: str | None,
     limit: int | None,
 ) -> None:
-    monkeypatch.setattr(s3, "PAGE_SIZE", 2)
+    monkeypatch.setattr(s3_requests, "PAGE_SIZE", 2)
     assert S3BlobStore.capabilities.lists_backward is False
     for n in range(7):
         await blobs.put(f"p/{n}", b"x")
