@@ -1,8 +1,8 @@
 """I/O-free programs of the LangGraph checkpointer, and the bytes it stores.
 
 The programs move opaque bytes under the keys of :mod:`makers_store.keys`
-("LangGraph checkpoints"); :mod:`.langgraph_checkpoints` turns checkpoints
-into those bytes with LangGraph's serializer and back.
+("LangGraph checkpoints"); :mod:`.langgraph_checkpoint_records` turns
+checkpoints into those bytes with LangGraph's serializer and back.
 
 Record format: one line of JSON (the header: ids, serializer type tags,
 sizes; ``json.dumps`` never emits a raw newline) then ``\\n`` then the

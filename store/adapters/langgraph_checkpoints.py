@@ -23,7 +23,10 @@ them). Like ``AsyncSqliteSaver``, a checkpoint is stored whole (its channel
 values included), serialized with ``self.serde.dumps_typed``; bytes are
 stored as bytes (see :mod:`.langgraph_checkpoint_programs` for the record
 format). Calls that name no thread (``list(None)``, ``delete_for_runs``)
-visit every conversation of the store, one listing each.
+visit every conversation of the store, one listing each. The saver checks
+arguments and turns values into records and back through
+:mod:`.langgraph_checkpoint_records`, so this module is LangGraph's interface
+only: which programs each method runs, and its sync twin.
 
 The async methods run programs through the store; the sync twins (used by
 ``graph.invoke``) run the same coroutines either on the event loop the saver
@@ -41,22 +44,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
     BaseCheckpointSaver,
     ChannelVersions,
     Checkpoint,
     CheckpointMetadata,
     CheckpointTuple,
-    PendingWrite,
-    get_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from makers_store import adapter_keys, validate
+from makers_store import adapter_keys
 from makers_store.errors import MemoryValidationError
 
 from . import langgraph_checkpoint_programs as programs
-from .langgraph_checkpoint_programs import StoredCheckpoint, WriteRecord, pack, unpack
+from . import langgraph_checkpoint_records as records
 from .sync_bridge import SyncBridge
 
 if TYPE_CHECKING:
@@ -65,33 +65,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _LIST_PAGE = 100
 _STRATEGIES = ("keep_latest", "delete")
-
-
-def _configurable(config: RunnableConfig | None, argument: str) -> dict[str, Any]:
-    configurable = (config or {}).get("configurable")
-    if not isinstance(configurable, dict):
-        raise MemoryValidationError(f'{argument}["configurable"] must be a dict')
-    return configurable
-
-
-def _thread(value: Any, argument: str) -> str:
-    if value is None:
-        raise MemoryValidationError(f"{argument} is required")
-    return validate.identifier(str(value), argument)
-
-
-def _text(value: Any, argument: str) -> str:
-    """A name that goes into keys or record headers: UTF-8 must encode it."""
-    return validate.text(str(value), argument)
-
-
-def _checkpoint_id(value: Any, argument: str) -> str:
-    if not isinstance(value, str) or not adapter_keys.is_checkpoint_id(value):
-        raise MemoryValidationError(
-            f"{argument} must be 1 to 128 printable ASCII characters (a LangGraph "
-            f"checkpoint id); got {value!r}"
-        )
-    return value
 
 
 class MakersCheckpointSaver(BaseCheckpointSaver[int]):
@@ -119,49 +92,9 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
 
     # --- reading -------------------------------------------------------------
 
-    def _tuple(self, thread_id: str, stored: StoredCheckpoint) -> CheckpointTuple:
-        header, payload = unpack(stored.data)
-        checkpoint_type, metadata_type = header["types"]
-        split = header["split"]
-        checkpoint = self.serde.loads_typed((checkpoint_type, bytes(payload[:split])))
-        metadata = self.serde.loads_typed((metadata_type, bytes(payload[split:])))
-        ns = stored.checkpoint_ns
-        parent = header.get("parent")
-        return CheckpointTuple(
-            config={
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": header["id"],
-                }
-            },
-            checkpoint=checkpoint,
-            metadata=metadata,
-            parent_config=None
-            if parent is None
-            else {
-                "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": parent,
-                }
-            },
-            pending_writes=self._writes(stored.writes),
-        )
-
-    def _writes(self, records: list[bytes]) -> list[PendingWrite]:
-        decoded = []
-        for data in records:
-            header, payload = unpack(data)
-            value = self.serde.loads_typed((header["type"], bytes(payload)))
-            sort_key = (header["path"], header["task"], header["idx"])
-            decoded.append((sort_key, (header["task"], header["channel"], value)))
-        decoded.sort(key=lambda item: item[0])  # LangGraph's writes_sort_key order
-        return [write for _, write in decoded]
-
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        conf = _configurable(config, "config")
-        thread_id = _thread(conf.get("thread_id"), "thread_id")
+        conf = records.configurable(config, "config")
+        thread_id = records.thread(conf.get("thread_id"), "thread_id")
         ns = str(conf.get("checkpoint_ns") or "")
         checkpoint_id = conf.get("checkpoint_id")
         if checkpoint_id is not None and not (
@@ -171,7 +104,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         stored = await self._runner.run(
             lambda: programs.load_checkpoint(thread_id, ns, checkpoint_id), write=False
         )
-        return None if stored is None else self._tuple(thread_id, stored)
+        return None if stored is None else records.checkpoint_tuple(self.serde, thread_id, stored)
 
     async def alist(
         self,
@@ -185,10 +118,12 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             return
         before_id = None
         if before is not None:
-            before_id = _configurable(before, "before").get("checkpoint_id")
+            before_id = records.configurable(before, "before").get("checkpoint_id")
             if before_id is not None:
-                before_id = _checkpoint_id(before_id, 'before["configurable"]["checkpoint_id"]')
-        conf = None if config is None else _configurable(config, "config")
+                before_id = records.checkpoint_id(
+                    before_id, 'before["configurable"]["checkpoint_id"]'
+                )
+        conf = None if config is None else records.configurable(config, "config")
         if conf is not None and conf.get("checkpoint_id") is not None:
             found = await self.aget_tuple(config)  # type: ignore[arg-type]
             if (
@@ -199,7 +134,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
                 yield found
             return
         if conf is not None and conf.get("checkpoint_ns") is not None:
-            thread_id = _thread(conf.get("thread_id"), "thread_id")
+            thread_id = records.thread(conf.get("thread_id"), "thread_id")
             ns = str(conf["checkpoint_ns"])
             async for item in self._list_namespace(thread_id, ns, filter, before_id, limit):
                 yield item
@@ -208,7 +143,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         if conf is None:
             thread_ids = await self._runner.run(programs.threads, write=False)
         else:
-            thread_ids = [_thread(conf.get("thread_id"), "thread_id")]
+            thread_ids = [records.thread(conf.get("thread_id"), "thread_id")]
         found_all: list[CheckpointTuple] = []
         for thread_id in thread_ids:
             namespaces = functools.partial(programs.namespaces, thread_id)
@@ -234,7 +169,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             read = functools.partial(programs.list_checkpoints, thread_id, ns, cursor, page)
             stored = await self._runner.run(read, write=False)
             for entry in stored:
-                item = self._tuple(thread_id, entry)
+                item = records.checkpoint_tuple(self.serde, thread_id, entry)
                 cursor = item.checkpoint["id"]
                 if self._matches(item, filter):
                     yield item
@@ -261,27 +196,13 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        conf = _configurable(config, "config")
-        thread_id = _thread(conf.get("thread_id"), "thread_id")
-        ns = _text(conf.get("checkpoint_ns") or "", "checkpoint_ns")
-        checkpoint_id = _checkpoint_id(checkpoint.get("id"), 'checkpoint["id"]')
-        parent = conf.get("checkpoint_id")
-        checkpoint_type, checkpoint_bytes = self.serde.dumps_typed(checkpoint)
-        # The whole metadata, ``writes`` included, as SqliteSaver and InMemorySaver
-        # keep it (so ``list(filter={"writes": ...})`` finds it): the serde
-        # stores any value, unlike the JSON columns the serializable variant is for.
-        saved_metadata = get_checkpoint_metadata(config, metadata)
-        metadata_type, metadata_bytes = self.serde.dumps_typed(saved_metadata)
-        run = saved_metadata.get("run_id")
-        run_id = run if isinstance(run, str) and run else None
-        header = {
-            "id": checkpoint_id,
-            "parent": parent,
-            "run": run_id,
-            "types": [checkpoint_type, metadata_type],
-            "split": len(checkpoint_bytes),
-        }
-        data = pack(header, checkpoint_bytes, metadata_bytes)
+        conf = records.configurable(config, "config")
+        thread_id = records.thread(conf.get("thread_id"), "thread_id")
+        ns = records.text(conf.get("checkpoint_ns") or "", "checkpoint_ns")
+        checkpoint_id = records.checkpoint_id(checkpoint.get("id"), 'checkpoint["id"]')
+        data, run_id = records.checkpoint_record(
+            self.serde, config, checkpoint, metadata, checkpoint_id, conf.get("checkpoint_id")
+        )
         await self._runner.run(
             lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id),
             write=True,
@@ -301,45 +222,34 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        conf = _configurable(config, "config")
-        thread_id = _thread(conf.get("thread_id"), "thread_id")
-        ns = _text(conf.get("checkpoint_ns") or "", "checkpoint_ns")
-        checkpoint_id = _checkpoint_id(
+        conf = records.configurable(config, "config")
+        thread_id = records.thread(conf.get("thread_id"), "thread_id")
+        ns = records.text(conf.get("checkpoint_ns") or "", "checkpoint_ns")
+        checkpoint_id = records.checkpoint_id(
             conf.get("checkpoint_id"), 'config["configurable"]["checkpoint_id"]'
         )
-        task_id = _text(task_id, "task_id")
-        task_path = _text(task_path, "task_path")
-        records = []
-        for index, (channel, value) in enumerate(writes):
-            _text(channel, f"writes[{index}] channel")
-            idx = WRITES_IDX_MAP.get(channel, index)
-            value_type, value_bytes = self.serde.dumps_typed(value)
-            header = {
-                "task": task_id,
-                "channel": channel,
-                "path": task_path,
-                "idx": idx,
-                "type": value_type,
-            }
-            key = adapter_keys.langgraph_write_key(thread_id, ns, checkpoint_id, task_id, idx)
-            records.append(WriteRecord(key, pack(header, value_bytes), keep_first=idx >= 0))
-        if records:
-            await self._runner.run(lambda: programs.put_writes(records), write=True)
+        task_id = records.text(task_id, "task_id")
+        task_path = records.text(task_path, "task_path")
+        stored = records.write_records(
+            self.serde, thread_id, ns, checkpoint_id, writes, task_id, task_path
+        )
+        if stored:
+            await self._runner.run(lambda: programs.put_writes(stored), write=True)
 
     # --- whole threads -------------------------------------------------------
 
     async def adelete_thread(self, thread_id: str) -> None:
-        thread = _thread(thread_id, "thread_id")
+        thread = records.thread(thread_id, "thread_id")
         await self._runner.run(lambda: programs.delete_thread(thread), write=True)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        source = _thread(source_thread_id, "source_thread_id")
-        target = _thread(target_thread_id, "target_thread_id")
+        source = records.thread(source_thread_id, "source_thread_id")
+        target = records.thread(target_thread_id, "target_thread_id")
         if source != target:
             await self._runner.run(lambda: programs.copy_thread(source, target), write=True)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        runs = [_thread(run_id, "run_ids[]") for run_id in run_ids]
+        runs = [records.thread(run_id, "run_ids[]") for run_id in run_ids]
         if not runs:
             return
         thread_ids = await self._runner.run(programs.threads, write=False)
@@ -351,7 +261,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
                 f"strategy must be one of {', '.join(_STRATEGIES)}; got {strategy!r}"
             )
         for thread_id in thread_ids:
-            thread = _thread(thread_id, "thread_ids[]")
+            thread = records.thread(thread_id, "thread_ids[]")
             program = programs.delete_thread if strategy == "delete" else programs.keep_latest
             await self._runner.run(functools.partial(program, thread), write=True)
 
@@ -402,7 +312,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         not ``Task | None``, so that both call styles type-check for callers.)"""
         import asyncio  # only this method needs it (the rest goes through SyncBridge)
 
-        thread = _thread(thread_id, "thread_id")  # a bad id raises here, not in the task
+        thread = records.thread(thread_id, "thread_id")  # a bad id raises here, not in the task
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
