@@ -17,6 +17,13 @@ state before the batch, then its writes apply, the last write to a
 (namespace, key) winning. Values must be strict JSON
 (:func:`makers_store.codec.encode_json`).
 
+This module is LangGraph's interface (the ``BaseStore`` methods, the sweeper,
+where sync calls run) and the running of a batch; the parts it hands work to
+are their own modules: the operations of a batch are checked before anything
+runs by :mod:`.langgraph_store_ops`, the embedder of an ``index=``
+configuration is :mod:`.langgraph_store_embedding`, and the reads and writes
+are the I/O-free programs of :mod:`.langgraph_store_programs`.
+
 Time is the store's injectable clock (milliseconds). Expired items are
 invisible at once; reads with ``refresh_ttl`` extend the TTL of what they
 return (a second, write unit, so plain reads stay read-only); ``sweep_ttl``
@@ -42,31 +49,17 @@ import concurrent.futures
 import functools
 import logging
 import math
-from collections.abc import Coroutine, Iterable, Mapping
+from collections.abc import Coroutine, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from langgraph.store.base import (
-    BaseStore,
-    GetOp,
-    IndexConfig,
-    InvalidNamespaceError,
-    ListNamespacesOp,
-    Op,
-    PutOp,
-    Result,
-    SearchOp,
-    TTLConfig,
-    ensure_embeddings,
-    get_text_at_path,
-    tokenize_path,
-    validate_op_namespace,
-)
+from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result, SearchOp, TTLConfig
 
-from .. import validate
-from ..codec import dumps, encode_json
+from ..codec import encode_json
 from ..errors import MemoryValidationError, StoreError, SyncCallInEventLoopError
 from . import langgraph_store_index as derived_index
 from . import langgraph_store_programs as programs
+from .langgraph_store_embedding import ItemEmbedder
+from .langgraph_store_ops import check_op, dedupe_puts
 from .langgraph_store_records import check_filter
 from .langgraph_store_sweeper import follow, running_loop, stopped, waited
 from .sync_bridge import SyncBridge
@@ -100,15 +93,10 @@ class MakersLangGraphStore(BaseStore):
         self.ttl_config = ttl
         self.index_config = index
         self.embeddings: Embeddings | None = None
-        self._fields: list[tuple[str, str | list[str]]] = []
+        self._embedder: ItemEmbedder | None = None
         if index is not None:
-            if not isinstance(index.get("dims"), int) or index["dims"] <= 0:
-                raise MemoryValidationError("index['dims'] must be a positive integer")
-            self.embeddings = ensure_embeddings(index.get("embed"))
-            self._fields = [
-                (path, path if path == "$" else tokenize_path(path))
-                for path in (index.get("fields") or ["$"])
-            ]
+            self._embedder = ItemEmbedder.from_index(index)
+            self.embeddings = self._embedder.embeddings
         self._bridge = SyncBridge("MakersLangGraphStore", "aget, aput, asearch, abatch, ...")
         self._sweeper: asyncio.Task[None] | None = None
         #: None: not checked yet; "new": complete once a write records it
@@ -274,15 +262,15 @@ class MakersLangGraphStore(BaseStore):
                 return total
 
     async def _run_batch(self, ops: list[Op]) -> list[Result]:
-        puts = _dedupe_puts([_check_op(op) for op in ops])
+        puts = dedupe_puts([check_op(op) for op in ops])
         filters = {
             position: check_filter(op.filter)
             for position, op in enumerate(ops)
             if isinstance(op, SearchOp) and op.filter
         }
         plans = [self._plan_put(op) for op in puts]
-        if self.embeddings is not None:
-            await self._embed_puts(puts, plans)
+        if self._embedder is not None:
+            await self._embedder.embed_puts(puts, plans)
         if self._index is None:
             await self._ensure_index()
         caps = self._runner.blobs.capabilities
@@ -291,18 +279,12 @@ class MakersLangGraphStore(BaseStore):
             puts=plans,
             now=self._runner.clock(),
             filters=filters,
-            term_ranking=self.embeddings is None,
+            term_ranking=self._embedder is None,
             caps=caps,
             mark_complete=self._index == "new",
         )
-        if self.embeddings is not None:
-            queries = list(
-                dict.fromkeys(op.query for op in ops if isinstance(op, SearchOp) and op.query)
-            )
-            vectors = await asyncio.gather(*(self.embeddings.aembed_query(q) for q in queries))
-            plan.query_vectors = {
-                q: self._checked_vector(v) for q, v in zip(queries, vectors, strict=True)
-            }
+        if self._embedder is not None:
+            plan.query_vectors = await self._embedder.embed_queries(ops)
         results, stale = await self._runner.run(lambda: programs.batch(plan), write=bool(plans))
         if plans and plan.mark_complete:
             self._index = "complete"
@@ -314,115 +296,3 @@ class MakersLangGraphStore(BaseStore):
     def _plan_put(self, op: PutOp) -> programs.PutPlan:
         value_json = None if op.value is None else encode_json(dict(op.value), argument="value")
         return programs.PutPlan(op.namespace, op.key, value_json, "{}", op.ttl)
-
-    async def _embed_puts(self, puts: list[PutOp], plans: list[programs.PutPlan]) -> None:
-        """Embed the indexed fields of every put (``index`` overrides the
-        configured ``fields``; False: none) and attach the vectors."""
-        assert self.embeddings is not None
-        texts: list[str] = []
-        owners: list[tuple[int, str]] = []
-        for position, op in enumerate(puts):
-            if op.value is None or op.index is False:
-                continue
-            fields = (
-                self._fields
-                if op.index is None
-                else [(path, path if path == "$" else tokenize_path(path)) for path in op.index]
-            )
-            for path, tokens in fields:
-                found = get_text_at_path(op.value, tokens)
-                for index, text in enumerate(found):
-                    texts.append(text)
-                    owners.append((position, path if len(found) == 1 else f"{path}.{index}"))
-        if not texts:
-            return
-        vectors = await self.embeddings.aembed_documents(texts)
-        if len(vectors) != len(texts):
-            raise MemoryValidationError(
-                f"the embedder returned {len(vectors)} vectors for {len(texts)} texts"
-            )
-        by_put: dict[int, dict[str, list[float]]] = {}
-        for (position, path), vector in zip(owners, vectors, strict=True):
-            by_put.setdefault(position, {})[path] = self._checked_vector(vector)
-        for position, paths in by_put.items():
-            plans[position].vectors_json = dumps(paths)
-
-    def _checked_vector(self, vector: list[float]) -> list[float]:
-        assert self.index_config is not None
-        dims = self.index_config["dims"]
-        floats = [float(x) for x in vector]
-        if len(floats) != dims or not all(math.isfinite(x) for x in floats):
-            raise MemoryValidationError(
-                f"the embedder returned a vector of {len(floats)} numbers (finite ones "
-                f"expected); index['dims'] is {dims}"
-            )
-        return floats
-
-
-def _check_op(op: Op) -> PutOp | None:
-    """Validate one operation before anything runs; returns it if a put."""
-    if not isinstance(op, GetOp | PutOp | SearchOp | ListNamespacesOp):
-        raise MemoryValidationError(f"unknown LangGraph store operation: {type(op).__name__}")
-    validate_op_namespace(op)
-    if isinstance(op, GetOp | PutOp) and not isinstance(op.key, str):
-        raise MemoryValidationError(f"key must be a string, got {type(op.key).__name__}")
-    _check_unicode(op)
-    if isinstance(op, SearchOp):
-        if op.query is not None and not isinstance(op.query, str):
-            raise MemoryValidationError("query must be a string or None")
-        if op.filter is not None and not isinstance(op.filter, Mapping):
-            raise MemoryValidationError("filter must be a mapping or None")
-        _check_count(op.limit, "limit")
-        _check_count(op.offset, "offset")
-    elif isinstance(op, ListNamespacesOp):
-        _check_count(op.limit, "limit")
-        _check_count(op.offset, "offset")
-        if op.max_depth is not None:
-            _check_count(op.max_depth, "max_depth", minimum=1)
-        for condition in op.match_conditions or ():
-            if condition.match_type not in ("prefix", "suffix"):
-                raise MemoryValidationError(f"unsupported match type {condition.match_type!r}")
-    elif isinstance(op, PutOp):
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
-        if op.value is not None and not isinstance(op.value, Mapping):
-            raise MemoryValidationError("value must be a mapping (a JSON object) or None")
-        if op.ttl is not None and (
-            isinstance(op.ttl, bool)
-            or not isinstance(op.ttl, int | float)
-            or not math.isfinite(op.ttl)
-            or op.ttl <= 0
-        ):
-            raise MemoryValidationError("ttl must be a positive number of minutes or None")
-        if op.index not in (None, False) and not (
-            isinstance(op.index, list) and all(isinstance(p, str) for p in op.index)
-        ):
-            raise MemoryValidationError("index must be None, False or a list of field paths")
-        return op
-    return None
-
-
-def _check_unicode(op: Op) -> None:
-    """Namespace labels and keys name blobs and are returned in items: UTF-8
-    must encode them (a lone surrogate cannot be)."""
-    labels = op.namespace_prefix if isinstance(op, SearchOp) else getattr(op, "namespace", ())
-    named = [("namespace", label) for label in labels]
-    if isinstance(op, GetOp | PutOp):
-        named.append(("key", op.key))
-    for argument, text in named:
-        if isinstance(text, str):
-            validate.text(text, argument)
-
-
-def _check_count(value: Any, argument: str, *, minimum: int = 0) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise MemoryValidationError(f"{argument} must be an integer >= {minimum}, got {value!r}")
-
-
-def _dedupe_puts(puts: list[PutOp | None]) -> list[PutOp]:
-    """The last write to each (namespace, key) wins, as in every LangGraph store."""
-    last: dict[tuple[tuple[str, ...], str], PutOp] = {}
-    for op in puts:
-        if op is not None:
-            last[(tuple(op.namespace), op.key)] = op
-    return list(last.values())
