@@ -45,7 +45,9 @@ def studio_command(
     err = Console(stderr=True)
     warning = bind_warning(host)
     if warning:
-        err.print(Text("warning: ", style="yellow") + Text(warning), highlight=False)
+        # one line, whatever the width: scripts read it
+        warned = Text("warning: ", style="yellow") + Text(warning)
+        err.print(warned, highlight=False, soft_wrap=True)
 
     def ready(url: str, label: str) -> None:
         out = Console()

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import ipaddress
 import logging
 import os
 import secrets
@@ -28,6 +26,7 @@ from makers_store.errors import MemoryValidationError
 from makers_store.factory import split_url
 from makers_store.location import StoreLocation, resolve
 
+from . import listening
 from .edgeone import AgentsConfig, read_agents_config
 from .envfile import project_env
 from .node_setup import NodeRuntime, prepare_node, project_warnings
@@ -35,6 +34,8 @@ from .routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 from .supervisor import ServeError, WorkerPool, WorkerSpec
 
 if TYPE_CHECKING:
+    from ..studio.under_serve import ServedStudio
+    from .front import FrontApp
     from .front_limits import FrontLimits
 
 logger = logging.getLogger("makers_store.serve")
@@ -97,22 +98,11 @@ def worker_spec(
     )
 
 
-def bind_warning(host: str) -> str | None:
-    """A warning when ``host`` makes the server reachable from other machines."""
-    if host in ("", "0.0.0.0", "::", "*"):
-        return (
-            f"--host {host or '*'} listens on every network interface: anyone who can reach "
-            "this machine can call your agents and, through them, read and write the store"
-        )
-    if host == "localhost":
-        return None
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return f"--host {host} may be reachable from other machines"
-    if not address.is_loopback:
-        return f"--host {host} is reachable from other machines on that network"
-    return None
+#: What anyone who reaches a serve port can do (the reason for the bind warning).
+SERVE_EXPOSES = (
+    "anyone who can reach this machine can call your agents and, through them, "
+    "read and write the store"
+)
 
 
 def absolute_store_url(location: StoreLocation) -> StoreLocation:
@@ -157,7 +147,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
                 "the memory:// store is lost whenever the instance is replaced "
                 "(--recycle-every, --reload)"
             )
-    warning = bind_warning(options.host)
+    warning = listening.bind_warning(options.host, SERVE_EXPOSES)
     if warning:
         warnings.append(warning)
     from .front_limits import FrontLimits  # imports uvicorn: only once serve runs
@@ -194,32 +184,6 @@ def _configure_logging() -> None:
         log.propagate = False
 
 
-_WILDCARD_HOSTS = ("", "0.0.0.0", "::", "*")
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # IPPROTO_TCP named: asyncio turns Nagle off (TCP_NODELAY) only on sockets
-    # whose proto says TCP, and accepted ones inherit it. With proto 0 every
-    # kept-alive response waited ~40 ms for the client's delayed ACK.
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    try:
-        if os.name != "nt":
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host.strip("[]") or "0.0.0.0", port))  # uvicorn listens once all is ready
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            raise ServeError(
-                f"cannot listen on {host}:{port}: port {port} is already in use "
-                "(another `makers-store serve`?); choose another with --port, "
-                "or --port 0 for a free one"
-            ) from exc
-        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.set_inheritable(False)
-    return sock
-
-
 @dataclass
 class Listeners:
     """The bound (not yet listening) sockets: the public port and the control port."""
@@ -234,28 +198,13 @@ class Listeners:
 
 def listen(prepared: PreparedServe) -> Listeners:
     """Bind the ports now, so a port in use fails before anything is printed; ServeError."""
-    public = _bind(prepared.options.host, prepared.options.port)
+    hint = " (another `makers-store serve`?)"
+    public = listening.bind(prepared.options.host, prepared.options.port, in_use_hint=hint)
     try:
-        return Listeners(public, _bind("127.0.0.1", 0))
+        return Listeners(public, listening.bind("127.0.0.1", 0))
     except ServeError:
         public.close()
         raise
-
-
-def url_of(host: str, port: int) -> str:
-    """The address serve listens on, as given (``0.0.0.0`` stays ``0.0.0.0``)."""
-    shown = host or "0.0.0.0"
-    if ":" in shown and not shown.startswith("["):
-        shown = f"[{shown}]"
-    return f"http://{shown}:{port}"
-
-
-def banner_address(host: str, port: int) -> str:
-    """The start banner's address: the real one, plus how to reach it from this machine."""
-    if host in _WILDCARD_HOSTS:
-        local = "[::1]" if ":" in host else "127.0.0.1"
-        return f"{url_of(host, port)} (every interface; from this machine http://{local}:{port})"
-    return url_of(host, port)
 
 
 def run(
@@ -281,8 +230,6 @@ async def _serve(
     on_routes: Callable[[RouteTable], None] | None,
     on_ready: Callable[[str], None] | None,
 ) -> None:
-    from ..studio import SERVE_PREFIX
-    from ..studio.under_serve import studio_for_serve
     from . import front_limits
     from . import reload as reloading
     from .front import FrontApp
@@ -297,17 +244,7 @@ async def _serve(
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
-    studio = studio_for_serve(
-        prepared.store.url,
-        split_url(prepared.store.url)[0],
-        options.host,
-        prepared.project,
-        tuple(route.path for route in prepared.routes.agents),
-    )
-    if isinstance(studio, str):
-        logger.warning("%s", studio)
-    else:
-        front.studio = studio.app
+    studio = _mount_studio(front, prepared)
     guarded = front_limits.GuardedH11Protocol.with_limits(limits)
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     stop = stopper(server)
@@ -341,36 +278,11 @@ async def _serve(
 
     watcher: asyncio.Task[None] | None = None
     try:
-        starting = asyncio.create_task(pool.start())
-        stopping = asyncio.create_task(stop_requested.wait())
-        await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        if not starting.done():
-            starting.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await starting
+        if not await _start_unless_stopped(pool, stop_requested):
             return
-        starting.result()
         if options.reload:
             watcher = asyncio.create_task(reloading.watch(prepared.project, reloaded))
-        port = public.getsockname()[1]
-        address = url_of(options.host, port)
-        agents = prepared.agents
-        logger.info(
-            "serving %s with %d instance%s (%s); store %s (%s); framework %s (%s)%s; "
-            "Ctrl+C stops",
-            banner_address(options.host, port),
-            options.instances,
-            "" if options.instances == 1 else "s",
-            "sticky conversations" if options.sticky else "conversations rotate",
-            prepared.store.url,
-            prepared.store.reason,
-            agents.framework or "generic",
-            agents.framework_source,
-            f"; agents.timeout {agents.timeout_s:g}s" if agents.timeout_s else "",
-        )
-        if not isinstance(studio, str):
-            logger.info("studio %s%s/", address, SERVE_PREFIX)
+        address = _announce(prepared, public.getsockname()[1], studio is not None)
         if on_ready is not None:
             on_ready(address)
         await server.serve(sockets=[public, control])
@@ -380,6 +292,65 @@ async def _serve(
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
         await pool.stop()
-        if not isinstance(studio, str):
+        if studio is not None:
             await studio.store.close()
         logger.info("stopped")
+
+
+def _mount_studio(front: FrontApp, prepared: PreparedServe) -> ServedStudio | None:
+    """Serve the Studio at /_studio/ through ``front`` (None, with the
+    reason logged, where it cannot be: a store living inside the workers)."""
+    from ..studio.under_serve import studio_for_serve
+
+    studio = studio_for_serve(
+        prepared.store.url,
+        split_url(prepared.store.url)[0],
+        prepared.options.host,
+        prepared.project,
+        tuple(route.path for route in prepared.routes.agents),
+    )
+    if isinstance(studio, str):
+        logger.warning("%s", studio)
+        return None
+    front.studio = studio.app
+    return studio
+
+
+async def _start_unless_stopped(pool: WorkerPool, stop_requested: asyncio.Event) -> bool:
+    """Start the instances; False (and the start cancelled) when a stop
+    signal comes first, so Ctrl+C during a slow start does not wait for it."""
+    starting = asyncio.create_task(pool.start())
+    stopping = asyncio.create_task(stop_requested.wait())
+    await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+    stopping.cancel()
+    if not starting.done():
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+        return False
+    starting.result()
+    return True
+
+
+def _announce(prepared: PreparedServe, port: int, studio: bool) -> str:
+    """Log what is served where; the address clients use."""
+    from ..studio import SERVE_PREFIX
+
+    options, agents = prepared.options, prepared.agents
+    address = listening.url_of(options.host, port)
+    logger.info(
+        "serving %s with %d instance%s (%s); store %s (%s); framework %s (%s)%s; "
+        "Ctrl+C stops",
+        listening.banner_address(options.host, port),
+        options.instances,
+        "" if options.instances == 1 else "s",
+        "sticky conversations" if options.sticky else "conversations rotate",
+        prepared.store.url,
+        prepared.store.reason,
+        agents.framework or "generic",
+        agents.framework_source,
+        f"; agents.timeout {agents.timeout_s:g}s" if agents.timeout_s else "",
+    )
+    if studio:
+        logger.info("studio %s%s/", address, SERVE_PREFIX)
+    return address

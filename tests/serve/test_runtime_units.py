@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from makers_store.emulator.runtime import envfile, routes, server, sse
+from makers_store.emulator.runtime import envfile, listening, routes, server, sse
 from makers_store.emulator.runtime.scaffold import scaffold
 from makers_store.emulator.runtime.templates import FILES
 from makers_store.errors import MemoryValidationError
@@ -121,11 +121,15 @@ def test_sse_frames() -> None:
 
 
 def test_bind_warning() -> None:
+    def warning(host: str) -> str | None:
+        return listening.bind_warning(host, server.SERVE_EXPOSES)
+
     for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
-        assert server.bind_warning(host) is None
+        assert warning(host) is None
     for host in ("0.0.0.0", "::", ""):
-        assert "every network interface" in (server.bind_warning(host) or "")
-    assert "reachable" in (server.bind_warning("192.168.1.5") or "")
+        assert "every network interface" in (warning(host) or "")
+    assert "reachable" in (warning("192.168.1.5") or "")
+    assert "read and write the store" in (warning("192.168.1.5") or "")
 
 
 def test_prepare_validates_options(tmp_path: Path) -> None:
@@ -184,7 +188,7 @@ def test_the_front_listens_with_nagle_off_on_every_connection() -> None:
     import asyncio
     import socket
 
-    listener = server._bind("127.0.0.1", 0)
+    listener = listening.bind("127.0.0.1", 0)
 
     async def accept_one() -> int:
         accepted: asyncio.Queue[int] = asyncio.Queue()
