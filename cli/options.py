@@ -78,6 +78,14 @@ Before = Annotated[
 ]
 All = Annotated[bool, typer.Option("--all", "-a", help="Every page, not only the first.")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+#: Where a local server (``serve``, ``studio``) listens; each command sets its default port.
+ListenHost = Annotated[
+    str,
+    typer.Option(help="Interface to listen on; anything but loopback is reachable by others."),
+]
+ListenPort = Annotated[
+    int, typer.Option(min=0, max=65535, help="Port to listen on (0 picks a free one).")
+]
 
 
 def examples(*lines: str) -> str:

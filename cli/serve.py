@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from .options import ListenHost, ListenPort
+
 if TYPE_CHECKING:
     from makers_store.emulator.runtime.routes import RouteTable
 
@@ -78,13 +80,8 @@ def serve_command(
         Path,
         typer.Argument(help="The Makers project: a folder with agents/ and/or cloud-functions/."),
     ] = Path("."),
-    host: Annotated[
-        str,
-        typer.Option(help="Interface to listen on; anything but loopback is reachable by others."),
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port to listen on (0 picks a free one).")
-    ] = 8088,
+    host: ListenHost = "127.0.0.1",
+    port: ListenPort = 8088,
     store: Annotated[
         str | None,
         typer.Option(

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from .context import cli_state
+from .options import ListenHost, ListenPort
 
 
 def studio_command(
@@ -23,13 +24,8 @@ def studio_command(
             help="Store URL (wins over the global --store); default: see `makers-store info`.",
         ),
     ] = None,
-    host: Annotated[
-        str,
-        typer.Option(help="Interface to listen on; anything but loopback is reachable by others."),
-    ] = "127.0.0.1",
-    port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port to listen on (0 picks a free one).")
-    ] = 8089,
+    host: ListenHost = "127.0.0.1",
+    port: ListenPort = 8089,
     open_browser: Annotated[
         bool, typer.Option("--open", help="Open the Studio in the default browser.")
     ] = False,
