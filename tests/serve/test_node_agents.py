@@ -232,6 +232,11 @@ def test_recycle_reload_crash_app_and_preflight(tmp_path: Path) -> None:
         while client.post("/counter", json={}).json()["version"] != 2:
             assert time.monotonic() < deadline, running.log()
             time.sleep(0.3)
+        # --recycle-every 2 may start a fresh instance on the new source before
+        # the reload watcher reports the change: wait for its report as well
+        while "changed: agents/counter.ts" not in running.log():
+            assert time.monotonic() < deadline, running.log()
+            time.sleep(0.3)
     log = running.log()
     assert "the Node worker (pid" in log and "exited with code 3" in log
     assert "changed: agents/counter.ts; restarting the instances" in log
