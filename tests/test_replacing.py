@@ -143,6 +143,7 @@ async def test_a_reader_during_an_import_sees_each_conversation_old_or_new(
         before = {cid: await conversation(store, cid) for cid in CIDS}
         seen: list[Any] = []
         done = asyncio.Event()
+        read_once = asyncio.Event()
 
         async def read() -> None:
             while not done.is_set():
@@ -150,12 +151,18 @@ async def test_a_reader_during_an_import_sees_each_conversation_old_or_new(
                 page = await store.get_messages(conversation_id="a", limit=100)
                 items = await store.bind("a").state.items()
                 seen.append((meta, page, items))
+                read_once.set()
                 await asyncio.sleep(0)
 
         async def write() -> None:
             for _ in range(3):  # old -> new -> new (again) -> new
                 await import_jsonl(store.blobs, lambda: lines)
-                await asyncio.sleep(0)
+                # let the reader in twice before the next import: inline SQLite
+                # units hold the loop for a few ms each, and on a loaded machine
+                # a whole import could otherwise pass between two of its reads
+                for _ in range(2):
+                    read_once.clear()
+                    await read_once.wait()
             done.set()
 
         await asyncio.gather(read(), write())
