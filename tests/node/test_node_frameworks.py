@@ -4,30 +4,9 @@ Python reads (and adds to) what Node wrote."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-
-import pytest
-
-import makers_store
 from makers_store import ContextStore
-from tests.backends import BACKENDS, backend_url
 
-from .harness import CLAUDE_PROJECT, PROJECT, npm_ci, run_node, serving
-
-NODE_BACKENDS = [kind for kind in BACKENDS if kind in ("memory", "sqlite", "postgres")]
-
-
-@pytest.fixture(params=NODE_BACKENDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ContextStore]:
-    async with makers_store.open_store(backend_url(request.param, tmp_path)) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="session", autouse=True)
-def npm_dependencies() -> None:
-    npm_ci(PROJECT)
-    npm_ci(CLAUDE_PROJECT)
+from .harness import CLAUDE_PROJECT, PROJECT, run_node, serving
 
 
 async def test_openai_agents_js_session(store: ContextStore) -> None:

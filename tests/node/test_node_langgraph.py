@@ -9,22 +9,17 @@ import asyncio
 import json
 import os
 import tempfile
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.store.base import BaseStore
 
-import makers_store
 from makers_store import ContextStore
-from tests.backends import BACKENDS, backend_url
 
-from .harness import PROJECT, npm_ci, run_node, serving
+from .harness import PROJECT, run_node, serving
 
-NODE_BACKENDS = [kind for kind in BACKENDS if kind in ("memory", "sqlite", "postgres")]
 #: The one validation test the saver does not pass, by design: LangGraph.js's
 #: own savers store each channel value once per version and rebuild
 #: ``channel_values`` from ``newVersions``; the Python checkpointer (shared
@@ -34,17 +29,6 @@ KNOWN_DIFFERENCES = {
     "makers-store makers-store#put should only store channel_values that have changed "
     "(based on newVersions)"
 }
-
-
-@pytest.fixture(params=NODE_BACKENDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ContextStore]:
-    async with makers_store.open_store(backend_url(request.param, tmp_path)) as opened:
-        yield opened
-
-
-@pytest.fixture(scope="session", autouse=True)
-def npm_dependencies() -> None:
-    npm_ci(PROJECT)
 
 
 async def _vitest(socket: str, test_file: str) -> dict[str, Any]:

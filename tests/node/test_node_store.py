@@ -23,26 +23,13 @@ from makers_store import ContextStore
 from makers_store.errors import StoreError
 from tests.backends import BACKENDS, backend_url
 
-from .harness import PROJECT, npm_ci, run_node, serving, snake_keys
-
-NODE_BACKENDS = [kind for kind in BACKENDS if kind in ("memory", "sqlite", "postgres")]
-
-
-@pytest.fixture(params=NODE_BACKENDS)
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ContextStore]:
-    async with makers_store.open_store(backend_url(request.param, tmp_path)) as opened:
-        yield opened
+from .harness import PROJECT, run_node, serving, snake_keys
 
 
 @pytest.fixture(params=BACKENDS)
 async def any_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[ContextStore]:
     async with makers_store.open_store(backend_url(request.param, tmp_path)) as opened:
         yield opened
-
-
-@pytest.fixture(scope="session", autouse=True)
-def npm_dependencies() -> None:
-    npm_ci(PROJECT)
 
 
 async def test_every_generic_method_from_node(any_store: ContextStore) -> None:
