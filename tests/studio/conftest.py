@@ -47,23 +47,22 @@ class Studio:
         return self.url.rstrip("/") + path
 
 
-def start_studio(store_url: str) -> Studio:
-    """``makers-store studio --port 0`` in a process of its own, once it answers."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "makers_store.cli.main",
-            "studio",
-            "--store",
-            store_url,
-            "--port",
-            "0",
-        ],
+def studio_process(
+    store_url: str, *args: str, stderr: int = subprocess.STDOUT
+) -> subprocess.Popen[str]:
+    """``makers-store studio --store URL --port 0 ARGS`` in a process of its own."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "makers_store.cli.main", "studio", "--store", store_url,
+         "--port", "0", *args],
         stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
+        stderr=stderr,
         text=True,
     )
+
+
+def start_studio(store_url: str) -> Studio:
+    """``makers-store studio --port 0`` in a process of its own, once it answers."""
+    process = studio_process(store_url)
     assert process.stdout is not None
     seen = []
     for line in process.stdout:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import makers_store
 
-from .conftest import start_studio, stop
+from .conftest import start_studio, stop, studio_process
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -47,23 +47,7 @@ def test_listening_beyond_loopback_warns(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/s.db"
     with makers_store.open_sync_store(url) as store:
         store.append_message("c1", "user", "hi")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "makers_store.cli.main",
-            "studio",
-            "--store",
-            url,
-            "--host",
-            "0.0.0.0",
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = studio_process(url, "--host", "0.0.0.0", stderr=subprocess.PIPE)
     assert process.stderr is not None
     line = process.stderr.readline()
     stop(process)
