@@ -12,10 +12,12 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Dialog, Page, sync_playwright
@@ -42,9 +44,32 @@ class Studio:
     url: str  # http://127.0.0.1:PORT/ (ends with /)
     store_url: str
     process: subprocess.Popen[str]
+    #: everything the process printed (read by a thread, so its pipe never fills)
+    output: list[str] = field(default_factory=list)
 
     def at(self, path: str) -> str:
         return self.url.rstrip("/") + path
+
+    def assert_running(self) -> None:
+        """Fail with what the process printed if it has exited."""
+        code = self.process.poll()
+        if code is not None:
+            self.drained.join(5)
+            raise AssertionError(f"the studio exited with {code}:\n" + "".join(self.output))
+
+    def drain(self) -> None:
+        assert self.process.stdout is not None
+        self.drained = threading.Thread(target=self._read, args=(self.process.stdout,), daemon=True)
+        self.drained.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        with stream:  # closed here, by its only reader, at the end of the output
+            for line in stream:
+                self.output.append(line)
+
+    def stop(self) -> None:
+        end(self.process)
+        self.drained.join(10)
 
 
 def studio_process(
@@ -52,8 +77,17 @@ def studio_process(
 ) -> subprocess.Popen[str]:
     """``makers-store studio --store URL --port 0 ARGS`` in a process of its own."""
     return subprocess.Popen(
-        [sys.executable, "-m", "makers_store.cli.main", "studio", "--store", store_url,
-         "--port", "0", *args],
+        [
+            sys.executable,
+            "-m",
+            "makers_store.cli.main",
+            "studio",
+            "--store",
+            store_url,
+            "--port",
+            "0",
+            *args,
+        ],
         stdout=subprocess.PIPE,
         stderr=stderr,
         text=True,
@@ -69,19 +103,28 @@ def start_studio(store_url: str) -> Studio:
         seen.append(line)
         found = re.search(r"http://127\.0\.0\.1:\d+/", line)
         if found:
-            return Studio(found.group(0), store_url, process)
+            started = Studio(found.group(0), store_url, process, seen)
+            started.drain()
+            return started
     raise AssertionError("the studio did not start:\n" + "".join(seen))
 
 
-def stop(process: subprocess.Popen[str]) -> None:
+def end(process: subprocess.Popen[str]) -> None:
+    """SIGTERM, then SIGKILL if it is still running 10 s later."""
     process.terminate()
     try:
         process.wait(10)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
-    if process.stdout is not None:
-        process.stdout.close()
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    """End a process no thread reads from, and close its pipes."""
+    end(process)
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
 
 
 @pytest.fixture(scope="session")
@@ -111,7 +154,16 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
         store.append_message("first", "user", "hello", user_id="u_first")
     started = start_studio(url)
     yield started
-    stop(started.process)
+    started.assert_running()
+    started.stop()
+
+
+@pytest.fixture(autouse=True)
+def studio_still_running(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test that used the module's studio: it must still be running."""
+    yield
+    if "studio" in request.fixturenames:
+        request.getfixturevalue("studio").assert_running()
 
 
 @pytest.fixture

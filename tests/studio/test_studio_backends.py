@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 import makers_store
 from tests.backends import SHARED_BACKENDS, backend_url
 
-from .conftest import start_studio, stop, wait_live
+from .conftest import start_studio, wait_live
 from .test_studio_live import LIVE_MS, in_another_process
 
 
@@ -37,4 +37,4 @@ def test_pages_and_live_updates_on_other_backends(page: Page, kind: str, tmp_pat
             "2", timeout=LIVE_MS
         )
     finally:
-        stop(studio.process)
+        studio.stop()

@@ -51,7 +51,6 @@ def test_listening_beyond_loopback_warns(tmp_path: Path) -> None:
     assert process.stderr is not None
     line = process.stderr.readline()
     stop(process)
-    process.stderr.close()
     assert "warning:" in line and "reachable from other machines" in line
 
 
@@ -73,5 +72,5 @@ def test_stopping_the_studio_closes_cleanly(tmp_path: Path) -> None:
     with makers_store.open_sync_store(url) as store:
         store.append_message("c1", "user", "hi")
     studio = start_studio(url)
-    stop(studio.process)
+    studio.stop()
     assert studio.process.returncode == 0
