@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,23 +21,47 @@ from pathlib import Path
 CHECK_INTERVAL = 0.1
 
 
-def _connect(path: Path) -> sqlite3.Connection | None:
-    if not path.exists():
-        return None
-    try:
-        return sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0, check_same_thread=False
-        )
-    except sqlite3.Error:
-        return None
+class _VersionReader:
+    """The watcher's read-only connection. Reads run in a worker thread (a
+    read may touch the file); the connection is closed only when no read is
+    running: closing a sqlite3 connection while another thread executes on it
+    crashes the process (the Studio's SSE streams did, when a page went away
+    during a read)."""
 
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn: sqlite3.Connection | None = conn
+        self._lock = threading.Lock()
 
-def _version(conn: sqlite3.Connection) -> int | None:
-    try:
-        row = conn.execute("PRAGMA data_version").fetchone()
-    except sqlite3.Error:  # busy a moment (a checkpoint): look again next time
-        return None
-    return int(row[0])
+    @classmethod
+    def open(cls, path: Path) -> _VersionReader | None:
+        if not path.exists():
+            return None
+        try:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0, check_same_thread=False
+            )
+        except sqlite3.Error:
+            return None
+        return cls(conn)
+
+    def version(self) -> int | None:
+        """The data version (None: closed, or busy a moment, as in a checkpoint)."""
+        with self._lock:
+            if self._conn is None:
+                return None
+            try:
+                row = self._conn.execute("PRAGMA data_version").fetchone()
+            except sqlite3.Error:
+                return None
+            return int(row[0])
+
+    def close(self) -> None:
+        """Waits for a running read (microseconds: the connection never waits
+        for a lock, ``timeout=0``); a read started later sees it closed."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 async def watch_data_version(
@@ -44,23 +69,23 @@ async def watch_data_version(
 ) -> AsyncIterator[frozenset[str] | None]:
     """Yield an empty set, then None after every commit by another connection.
     Until the file exists, look for it every ``poll_interval`` seconds."""
-    conn = _connect(path)
+    reader = _VersionReader.open(path)
     try:
-        version = None if conn is None else await asyncio.to_thread(_version, conn)
+        version = None if reader is None else await asyncio.to_thread(reader.version)
         yield frozenset()
         while True:
-            if conn is None:
+            if reader is None:
                 await asyncio.sleep(poll_interval)
-                conn = _connect(path)
-                if conn is not None:
-                    version = await asyncio.to_thread(_version, conn)
+                reader = _VersionReader.open(path)
+                if reader is not None:
+                    version = await asyncio.to_thread(reader.version)
                     yield None  # it was created: everything is new
                 continue
             await asyncio.sleep(CHECK_INTERVAL)
-            now = await asyncio.to_thread(_version, conn)
+            now = await asyncio.to_thread(reader.version)
             if now is not None and now != version:
                 version = now
                 yield None
     finally:
-        if conn is not None:
-            conn.close()
+        if reader is not None:  # a cancelled read may still run in its thread
+            reader.close()

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 
@@ -100,6 +103,45 @@ async def test_closing_the_watch_ends_the_iteration() -> None:
         assert not feed.listening
         with pytest.raises(StopAsyncIteration):
             await anext(watch)
+
+
+#: Watches of one SQLite file, each closed while its data-version read may be
+#: running in a worker thread (reads back to back). Run in a process of its
+#: own: closing the connection under a running read crashed the interpreter
+#: (SIGSEGV), which took down the Studio when a page left during a read.
+CLOSE_DURING_READ = textwrap.dedent(
+    """
+    import asyncio, random, sqlite3, sys
+    from pathlib import Path
+    from makers_store.emulator import sqlite_watch
+
+    async def main(path):
+        sqlite_watch.CHECK_INTERVAL = 0
+        for _ in range(2000):
+            watch = sqlite_watch.watch_data_version(path, 0.01)
+            await anext(watch)
+            step = asyncio.ensure_future(anext(watch))
+            for _ in range(random.randrange(1, 50)):
+                await asyncio.sleep(0)
+            step.cancel()
+            await asyncio.gather(step, return_exceptions=True)
+            await watch.aclose()
+
+    path = Path(sys.argv[1])
+    sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").close()
+    asyncio.run(main(path))
+    """
+)
+
+
+def test_a_sqlite_watch_closed_during_a_read_does_not_crash(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", CLOSE_DURING_READ, str(tmp_path / "s.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
 
 
 def test_part_of_key_classifies_the_layout() -> None:

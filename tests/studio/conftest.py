@@ -91,6 +91,8 @@ def studio_process(
         stdout=subprocess.PIPE,
         stderr=stderr,
         text=True,
+        # a crash prints every thread's Python stack (read by Studio.assert_running)
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
     )
 
 
