@@ -16,7 +16,12 @@ Figures (each ours vs the peer, on each engine):
 * ``search(namespace, limit=10)`` with 400 items in the namespace; and ours
   at 400 items per namespace against ours at 100;
 * ``put`` of an existing key (an update) and of a new key;
-* ``get`` for information.
+* ``get`` for information;
+* on PostgreSQL, the engine's floor under ``put``: the fewest rows our put
+  must change (the item, its new recency copy, the old copy's removal), sent
+  raw as one statement, against the peer's one-row upsert sent raw. It bounds
+  what any client of this layout can reach against the peer (the ``put`` rows
+  above cannot pass while it is below 1).
 
 Run alone with ``python tests/bench_langgraph_store.py [--quick]``.
 """
@@ -294,6 +299,50 @@ async def measure(
     return found
 
 
+# The fewest rows a put of an existing key changes with the derived index
+# beside the item, as one statement (data-modifying CTEs: one round trip,
+# one implicit transaction), on a table shaped like ours; and the peer's
+# statement shape: one row.
+FLOOR_TABLE = "CREATE TABLE floor (key text PRIMARY KEY, etag text, data bytea)"
+ONE_ROW = (
+    "INSERT INTO floor VALUES (%s, 'e', %s)"
+    " ON CONFLICT (key) DO UPDATE SET etag = excluded.etag, data = excluded.data"
+)
+ITEM_AND_INDEX = (
+    "WITH item AS (" + ONE_ROW + "), copy AS ("
+    "INSERT INTO floor VALUES (%s, 'e', %s)"
+    " ON CONFLICT (key) DO UPDATE SET etag = excluded.etag, data = excluded.data)"
+    " DELETE FROM floor WHERE key = %s"
+)
+
+
+async def engine_floor(sizes: Sizes) -> dict[str, float]:
+    """Raw psycopg on the shared server: the peer's one-row upsert against
+    the three row changes of our put, each as one statement per call."""
+    import psycopg
+
+    schema = f"lgfloor_{next(_peer_schemas)}"
+    base = server().base_url
+    data = bytes(300)
+    ticks = itertools.count()
+    async with await psycopg.AsyncConnection.connect(base, autocommit=True) as conn:
+        await conn.execute(f"CREATE SCHEMA {schema}")
+        await conn.execute(f"SET search_path = {schema}")
+        await conn.execute(FLOOR_TABLE)
+
+        async def one_row() -> None:
+            async with conn.pipeline():
+                await conn.execute(ONE_ROW, (f"k{next(ticks) % 50}", data))
+
+        async def item_and_index() -> None:
+            tick = next(ticks)
+            params = (f"k{tick % 50}", data, f"c{tick}", data, f"c{tick - 1}")
+            async with conn.pipeline():
+                await conn.execute(ITEM_AND_INDEX, params)
+
+        return await compare({"ours": item_and_index, "peer": one_row}, sizes)
+
+
 async def run(workdir: Path, sizes: Sizes) -> list[Row]:
     shape = QUICK_SHAPE if sizes == QUICK else FULL_SHAPE
     say(
@@ -302,9 +351,18 @@ async def run(workdir: Path, sizes: Sizes) -> list[Row]:
     )
     on_sqlite = await measure(lambda label: sqlite_pair(workdir, label), shape, sizes)
     on_postgres = await measure(postgres_pair, shape, sizes)
+    floor = await engine_floor(sizes)
     return [
         *rows_for("sqlite", "AsyncSqliteStore", on_sqlite, shape),
         *rows_for("postgres", "AsyncPostgresStore", on_postgres, shape),
+        Row(
+            "floor: put's 3 row changes, 1 statement, raw (postgres)",
+            floor["ours"],
+            "the peer's 1-row upsert, raw",
+            floor["peer"],
+            None,
+            "info (ceiling of put's ratio)",
+        ),
     ]
 
 
