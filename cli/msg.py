@@ -26,6 +26,7 @@ from .options import (
     confirmed,
     examples,
 )
+from .text import printable_line
 
 if TYPE_CHECKING:
     from makers_store import Message, SyncContextStore
@@ -37,7 +38,12 @@ app = typer.Typer(
 )
 
 MessageId = Annotated[
-    str, typer.Argument(metavar="MESSAGE_ID", help="The message id (msg_...).", show_default=False)
+    str,
+    typer.Argument(
+        metavar="MESSAGE_ID",
+        help="The message id (msg_..., or the id given when it was appended).",
+        show_default=False,
+    ),
 ]
 Content = Annotated[
     str | None,
@@ -90,6 +96,7 @@ Meta = Annotated[
     epilog=examples(
         'makers-store msg append c_42 --role user --content "Hello" --user u_123',
         "git diff | makers-store msg append c_42 --role tool --content -",
+        'makers-store msg append c_42 --role user --content "Hi" --id web-7f3a',
     ),
 )
 def append_command(
@@ -106,6 +113,16 @@ def append_command(
             "--user", "-u", metavar="USER_ID", help="Add the conversation to this user's index."
         ),
     ] = None,
+    message_id: Annotated[
+        str | None,
+        typer.Option(
+            "--id",
+            metavar="MESSAGE_ID",
+            help="The message's id (default: a generated msg_...). Appending an id the "
+            "conversation holds again with the same role, content and metadata changes "
+            "nothing; with others it fails.",
+        ),
+    ] = None,
 ) -> None:
     """Append a message (creating the conversation if needed); prints the new message id."""
     from .options import parse_pairs, read_content
@@ -113,14 +130,15 @@ def append_command(
     _, value = read_content(content, content_json, content_file, required=True)
     metadata = parse_pairs(meta, "--meta") or None
     with open_session(ctx, create=True) as session:
-        message_id = session.store.append_message(
+        appended = session.store.append_message(
             conversation_id=conversation_id,
             role=role.value,
             content=value,
             metadata=metadata,
             user_id=user,
+            message_id=message_id,
         )
-    typer.echo(message_id)
+    typer.echo(printable_line(appended))
 
 
 def _walk(

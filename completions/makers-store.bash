@@ -31,7 +31,7 @@ _makers_store_options() {
         "conv delete") echo '--yes -y -h --help' ;;
         "conv clear") echo '--yes -y -h --help' ;;
         "msg") echo '-h --help' ;;
-        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u -h --help' ;;
+        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u --id -h --help' ;;
         "msg list") echo '--limit -n --order --after --before --all -a --json -h --help' ;;
         "msg show") echo '--json -h --help' ;;
         "msg update") echo '--content -c --content-json --content-file --meta -m --clear-meta --json -h --help' ;;
@@ -88,6 +88,7 @@ _makers_store_value() {
         "msg append|-m") echo 'any' ;;
         "msg append|--user") echo 'any' ;;
         "msg append|-u") echo 'any' ;;
+        "msg append|--id") echo 'any' ;;
         "msg list|--limit") echo 'any' ;;
         "msg list|-n") echo 'any' ;;
         "msg list|--order") echo 'choices:asc desc' ;;

@@ -160,16 +160,31 @@ class ContextStore(FrameworkMethods):
         content: Any = _UNSET,
         metadata: dict[str, Any] | None = None,
         user_id: str | None = None,
+        message_id: str | None = None,
     ) -> str:
-        """Append a message, creating the conversation if missing; returns its id."""
+        """Append a message, creating the conversation if missing; returns its id.
+
+        ``message_id``: the caller's id for it (omitted: ``msg_...``). Appending
+        an id the conversation holds returns it and changes nothing when role,
+        content and metadata are equal (a retried request), and raises
+        MemoryConflictError otherwise."""
         cid = self._cid(conversation_id)
         role = validate.role(arguments.required(role, "role"))
         content_json = validate.content_json(arguments.required(content, "content"))
         metadata_json = validate.metadata_json(metadata)
         uid = validate.optional_user_id(user_id)
+        client_id = validate.client_message_id(message_id)
         now, tie = self._runner.stamp()
         new = appends.NewMessage(
-            cid, role, content_json, metadata_json, uid, now, self._runner.ids(), tie
+            cid,
+            role,
+            content_json,
+            metadata_json,
+            uid,
+            now,
+            self._runner.ids(),
+            tie,
+            client_id=client_id,
         )
         caps = self.blobs.capabilities
         return await self._runner.run(lambda: appends.append_message(new, caps), write=True)
@@ -180,9 +195,10 @@ class ContextStore(FrameworkMethods):
         messages: Sequence[Mapping[str, Any]] = _UNSET,
         user_id: str | None = None,
     ) -> list[str]:
-        """Append several ``{role, content, metadata?}`` messages in one unit of
-        work (one transaction where the backend has them); returns their ids.
-        An addition to the platform's API, for batch writers such as adapters."""
+        """Append several ``{role, content, metadata?, message_id?}`` messages in
+        one unit of work (one transaction where the backend has them); returns
+        their ids. An addition to the platform's API, for batch writers such as
+        adapters. A ``message_id`` is the caller's id, as in ``append_message``."""
         cid = self._cid(conversation_id)
         uid = validate.optional_user_id(user_id)
         batch = validate.message_batch(arguments.required(messages, "messages"))
@@ -204,15 +220,15 @@ class ContextStore(FrameworkMethods):
         count = validate.limit(limit)
         direction = validate.order(order)
         validate.exclusive_cursors(after, before)
-        after_seq = validate.message_cursor(after, "after")
-        before_seq = validate.message_cursor(before, "before")
+        after_id = validate.message_cursor(after, "after")
+        before_id = validate.message_cursor(before, "before")
         return await self._runner.run(
             lambda: message_programs.get_messages(
                 cid,
                 count,
                 direction,
-                after_seq,
-                before_seq,
+                after_id,
+                before_id,
                 self.blobs.capabilities,
             ),
             write=False,
@@ -267,12 +283,9 @@ class ContextStore(FrameworkMethods):
         )
         content_json = None if content is _UNSET else validate.content_json(content)
         metadata_json = None if metadata is _UNSET else validate.metadata_json(metadata)
-        seq = keys.seq_of_message_id(mid)
         now = self._runner.clock()
         return await self._runner.run(
-            lambda: message_programs.update_message(
-                cid, mid, seq, content_json, metadata_json, now
-            ),
+            lambda: message_programs.update_message(cid, mid, content_json, metadata_json, now),
             write=True,
         )
 
@@ -283,8 +296,7 @@ class ContextStore(FrameworkMethods):
         cid, mid = arguments.message_target(
             self._conversation_id, conversation_id, message_id, usage="delete_message(message_id)"
         )
-        seq = keys.seq_of_message_id(mid)
-        await self._runner.run(lambda: message_programs.delete_message(cid, mid, seq), write=True)
+        await self._runner.run(lambda: message_programs.delete_message(cid, mid), write=True)
 
     async def clear_messages(self, conversation_id: str | None = None) -> None:
         """Delete every message; the conversation and its metadata stay."""

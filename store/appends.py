@@ -4,6 +4,19 @@ Split from :mod:`makers_store.programs` (whose module docstring explains the
 write order) because of the helping protocol: without transactions two appends
 can race for one seq, and the loser commits the winner's message before it
 retries, so neither is lost and a crashed writer never blocks the conversation.
+
+A message with the caller's id (``message_id=``) also has an alias blob that
+points at its seq (:mod:`makers_store.keys`, "Message ids"). Invariants,
+kept without transactions too:
+
+- the alias is written before the message blob, so a committed message with
+  a client id always has its alias (a helper may commit it at any time);
+- the message blob at the alias's seq decides who holds the id: an alias
+  whose seq holds no message with the id is stale, and the next append of
+  the id overwrites it (if-match), so two appends of one id end with one
+  message whichever way they interleave or crash;
+- appending an id that is held is idempotent: the same role, content and
+  metadata return the id and change nothing, anything else is a conflict.
 """
 
 from __future__ import annotations
@@ -16,8 +29,13 @@ from . import keys, validate
 from .blob import Capabilities
 from .blob_ops import Op, Program, delete, delete_many, get, put
 from .clock import IdSource
-from .codec import ConversationRecord, encode_message, pending_append
-from .errors import MemoryQuotaExceededError, PreconditionFailedError
+from .codec import ConversationRecord, decode_json, decode_message, encode_message, pending_append
+from .errors import (
+    MemoryConflictError,
+    MemoryQuotaExceededError,
+    MemoryValidationError,
+    PreconditionFailedError,
+)
 from .programs import (
     MAX_MESSAGES,
     STALE_INDEX_BATCH,
@@ -44,6 +62,10 @@ class NewMessage:
     suffix: str
     #: orders this write among those of its millisecond (see keys, "rank")
     tie: int | None = None
+    #: the caller's id for the message (None: ``msg_{seq}_{suffix}``)
+    client_id: str | None = None
+    #: the etag of an alias found ahead of meta by the previous attempt
+    ahead: str | None = None
     written: list[int] = field(default_factory=list)
 
 
@@ -57,9 +79,16 @@ def new_messages(
 ) -> list[NewMessage]:
     """The messages of one ``append_messages`` call, each checked (an error
     names its index: ``messages[3]: ...``) before anything is written."""
-    news = []
+    news: list[NewMessage] = []
+    given: dict[str, int] = {}
     for index, item in enumerate(batch):
         with validate.item_context(f"messages[{index}]"):
+            client_id = validate.client_message_id(item.get("message_id"))
+            if client_id is not None and client_id in given:
+                raise MemoryValidationError(
+                    f"message_id {client_id!r} is also the id of messages[{given[client_id]}]; "
+                    "the ids of one call must differ"
+                )
             news.append(
                 NewMessage(
                     conversation_id=cid,
@@ -70,8 +99,11 @@ def new_messages(
                     now=now,
                     suffix=ids(),
                     tie=tie,
+                    client_id=client_id,
                 )
             )
+        if client_id is not None:
+            given[client_id] = index
     return news
 
 
@@ -87,6 +119,8 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
     ``caps``: the backend's; with ``costly_requests``, batch the removal of
     superseded index entries (see :func:`_commit_append`).
     """
+    if new.client_id is not None:
+        return (yield from _append_with_id(new, new.client_id, caps))
     cid = new.conversation_id
     record, etag = yield from load_live_meta(cid)
     gen = "" if record is None else record.generation
@@ -122,6 +156,103 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
     return mid
 
 
+def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[str]:
+    """Append ``new`` under the caller's id ``mid`` (see the module docstring).
+
+    Costs one read more than an append without an id (the alias) and one
+    write more (the alias, in the same unit). A retry of this unit, by the
+    runner or by the caller, finds the alias pointing at its own message and
+    returns the id.
+    """
+    cid = new.conversation_id
+    record, etag = yield from load_live_meta(cid)
+    gen = "" if record is None else record.generation
+    next_seq = 0 if record is None else record.next_seq
+    alias_key = keys.alias_key(cid, mid, gen)
+    alias = yield from get(alias_key)
+    held = None if alias is None else keys.decode_alias(alias.data)
+    yield from _drop_orphans(new, mid, gen, held)
+    take_over = False
+    if held is not None and record is not None and record.visible(held):
+        blob = yield from get(keys.message_key(cid, held, gen))
+        if blob is not None and pending_append(blob.data)[0] == mid:
+            return _same_message(new, mid, blob.data)
+        # else: a stale alias (its message is gone): overwritten below
+    elif held is not None and held == next_seq:
+        blob = yield from get(keys.message_key(cid, held, gen))
+        if blob is None:
+            # The alias's writer has not put its message yet, or crashed
+            # before it: whoever puts a message at that seq holds the id.
+            take_over = True
+        else:
+            if record is None:
+                record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
+            yield from _help_pending(cid, record, etag, held, caps)
+            if pending_append(blob.data)[0] == mid:
+                return _same_message(new, mid, blob.data)
+            raise PreconditionFailedError(alias_key)  # another message took the seq: again
+    elif held is not None and held > next_seq and alias is not None:
+        # Its writer read a newer meta than this one, or meta of a conversation
+        # since deleted: read meta again; still ahead then, it is a leftover.
+        if new.ahead != alias.etag:
+            new.ahead = alias.etag
+            raise PreconditionFailedError(alias_key)
+    if record is None:
+        record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
+    elif record.message_count >= MAX_MESSAGES:
+        raise MemoryQuotaExceededError(
+            f"conversation_id {cid!r} already holds {record.message_count} messages, "
+            f"the maximum is {MAX_MESSAGES}"
+        )
+    seq = record.next_seq
+    if not take_over:  # the alias first: a helper may commit the message any time after
+        yield from put(
+            alias_key,
+            keys.encode_alias(seq),
+            if_match=None if alias is None else alias.etag,
+            if_none_match=alias is None,
+        )
+    try:
+        yield from _put_pending(new, seq, gen)
+    except PreconditionFailedError:
+        yield from _help_pending(cid, record, etag, seq, caps)
+        raise
+    new.written.append(seq)
+    yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
+    return mid
+
+
+def _drop_orphans(
+    new: NewMessage, mid: str, gen: str, held: int | None
+) -> Generator[Op, Any, None]:
+    """Delete what an earlier attempt of this call put at a seq the alias no
+    longer names: no meta counts it (the alias moved on because that seq was
+    taken or gone), and left there it could read as a second message ``mid``."""
+    for seq in list(new.written):
+        if seq == held:
+            continue
+        blob = yield from get(keys.message_key(new.conversation_id, seq, gen))
+        if blob is not None and pending_append(blob.data)[0] == mid:
+            yield from delete(blob.key, if_match=blob.etag)
+        new.written.remove(seq)
+
+
+def _same_message(new: NewMessage, mid: str, data: bytes) -> str:
+    """``mid`` when the stored message is the one ``new`` would append (a
+    retried request); MemoryConflictError when the id holds another."""
+    stored = decode_message(data)
+    if (
+        stored.role == new.role
+        and stored.content == decode_json(new.content_json, what="content")
+        and stored.metadata == decode_json(new.metadata_json, what="metadata")
+    ):
+        return mid
+    raise MemoryConflictError(
+        f"message_id {mid!r} already names another message in conversation_id "
+        f"{new.conversation_id!r} (a different role, content or metadata)"
+    )
+
+
 def _help_pending(
     cid: str, record: ConversationRecord, etag: str | None, seq: int, caps: Capabilities
 ) -> Generator[Op, Any, None]:
@@ -138,7 +269,7 @@ def _help_pending(
 def _put_pending(new: NewMessage, seq: int, gen: str) -> Generator[Op, Any, None]:
     """Create ``new``'s message blob at ``seq``, uncommitted until meta passes it."""
     data = encode_message(
-        message_id=keys.message_id(seq, new.suffix),
+        message_id=new.client_id or keys.message_id(seq, new.suffix),
         role=new.role,
         content_json=new.content_json,
         created_at=new.now,
@@ -166,8 +297,11 @@ def append_messages(news: list[NewMessage], caps: Capabilities) -> Program[list[
             f"conversation_id {cid!r} holds {record.message_count} messages; {adding} more "
             f"would pass the maximum of {MAX_MESSAGES}"
         )
-    if any(new.written for new in news):
-        ids = []  # a retry: one message at a time, committing what is already written
+    if any(new.written or new.client_id is not None for new in news):
+        # A retry, or ids given by the caller (each needs its alias protocol):
+        # one message at a time; still one unit, so one transaction where the
+        # backend has them.
+        ids = []
         for new in news:
             ids.append((yield from append_message(new, caps)))
         return ids

@@ -53,17 +53,28 @@ def message_target(
     conversation; ``(conversation_id, message_id)``, the store spec's form; and
     the same by keyword (``message_id=`` alone on a bound store). With a single
     positional argument it arrives as ``conversation_id`` and must be a message
-    id. ``usage`` is the one-argument form, shown when the call is misread.
+    id: any string on a bound store (ids may be the caller's own, see
+    ``append_message(message_id=)``); on an unbound one a generated id
+    (``msg_...``) is read as the message id, anything else as a conversation
+    id missing its message id. ``usage`` is the one-argument form, shown when
+    the call is misread.
     """
     if message_id is None:
         if conversation_id is None:
             raise MemoryValidationError(f"message_id is required: {usage}")
-        if not _is_message_id(conversation_id):
+        if bound is None and not _is_message_id(conversation_id):
             raise MemoryValidationError(
-                f"one argument is read as the message id (msg_...), got {conversation_id!r}: "
-                f"call {usage}, or pass (conversation_id, message_id)"
+                f"message_id is required: {conversation_id!r} is read as the conversation id "
+                f"of an unbound store; pass (conversation_id, message_id), or call {usage} "
+                "on a bound store"
             )
-        return conversation(bound, None), conversation_id
+        if conversation_id == bound:
+            raise MemoryValidationError(
+                f"one argument is read as the message id, and {conversation_id!r} is the "
+                f"conversation this store is bound to: call {usage}, or pass "
+                "(conversation_id, message_id)"
+            )
+        return conversation(bound, None), validate.message_id(conversation_id)
     if _is_message_id(conversation_id) and not _is_message_id(message_id):
         # update_message(mid, "text"): the content landed in message_id
         raise MemoryValidationError(

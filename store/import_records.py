@@ -47,6 +47,8 @@ class ImportedMessage:
     cid: str
     seq: int
     data: bytes
+    #: the caller's id, found through an alias (None: a generated id)
+    client_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +84,23 @@ def _timestamp(raw: dict[str, Any], name: str, what: str) -> int:
     return value
 
 
-def _seq(mid: str, what: str) -> int:
+def _seq(raw: dict[str, Any], mid: str, what: str) -> int:
+    """Where the message sits: its generated id says, or (a client id) the
+    record's ``seq`` field."""
     seq = keys.seq_of_message_id(mid)
+    if "seq" in raw:
+        given: int = _get(raw, "seq", int, what)
+        if seq is not None and given != seq:
+            raise MemoryValidationError(
+                f"{what}: message_id {mid!r} names sequence {seq}, but seq is {given}"
+            )
+        seq = given
     if seq is None:
-        raise MemoryValidationError(f"{what}: message_id {mid!r} is not msg_<seq>_<suffix>")
-    if seq > MAX_IMPORTED_SEQ:
+        raise MemoryValidationError(
+            f"{what}: message_id {mid!r} is not msg_<seq>_<suffix>, so the record needs "
+            "a seq field"
+        )
+    if seq < 0 or seq > MAX_IMPORTED_SEQ:
         raise MemoryValidationError(
             f"{what}: message_id {mid!r} has sequence {seq}; at most {MAX_IMPORTED_SEQ}, "
             "so that later appends keep ids of the same width"
@@ -158,7 +172,9 @@ def _parse(raw: Any) -> Record:
         return ImportedConversation(cid, created, last, metadata, user_ids, tie)
     if kind == "message":
         mid = validate.message_id(_get(raw, "message_id", str, what))
-        seq = _seq(mid, what)
+        client_id = None if keys.seq_of_message_id(mid) is not None else mid
+        validate.client_message_id(client_id)
+        seq = _seq(raw, mid, what)
         updated = _timestamp(raw, "updated_at", what) if raw.get("updated_at") is not None else None
         data = encode_message(
             message_id=mid,
@@ -168,7 +184,7 @@ def _parse(raw: Any) -> Record:
             metadata_json=validate.metadata_json(raw.get("metadata")),
             updated_at=updated,
         )
-        return ImportedMessage(cid, seq, data)
+        return ImportedMessage(cid, seq, data, client_id)
     if kind == "state":
         name = validate.state_key(_get(raw, "key", str, what))
         if "value" not in raw:
@@ -203,6 +219,7 @@ class Group:
     conversation: ImportedConversation | None = None
     message_line: int = 0
     seqs: set[int] = field(default_factory=set)
+    client_ids: set[str] = field(default_factory=set)
     state_names: set[str] = field(default_factory=set)
     adapter_paths: set[str] = field(default_factory=set)
 
@@ -224,6 +241,13 @@ class Group:
                     f"line {number}: conversation {self.cid!r} holds more than "
                     f"{MAX_MESSAGES} messages"
                 )
+            if record.client_id is not None:
+                if record.client_id in self.client_ids:
+                    raise MemoryValidationError(
+                        f"line {number}: a second message with id {record.client_id!r} "
+                        f"in {self.cid!r}"
+                    )
+                self.client_ids.add(record.client_id)
             self.message_line = self.message_line or number
             self.seqs.add(record.seq)
         elif isinstance(record, KeyedRecord):

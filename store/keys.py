@@ -7,6 +7,8 @@
     c/{cid}/s/{key}                 one state value
     c/{cid}/g/{gen}/m/{seq}         one message of generation {gen}
     c/{cid}/g/{gen}/s/{key}         one state value of generation {gen}
+    c/{cid}/a/{mid}                 the seq of the message with client id {mid}
+    c/{cid}/g/{gen}/a/{mid}         the same in generation {gen}
     c/{cid}/x/{adapter}/...         framework adapter data
     c/{cid}/x/links/{other}         ``other`` is deleted with ``cid``
     c/{cid}/x/names/{segment}       the escaped text of a cut id (see "Bounded ids")
@@ -53,6 +55,17 @@ keys are ``c/{cid}/m/`` and ``c/{cid}/s/``. Replacing a whole conversation
 swaps the pointer in meta, so a reader sees the old conversation or the new
 one, never a mix, even on object storage (:mod:`makers_store.replacing`).
 ``{gen}`` is ``[a-z0-9]``, so no generation's prefix holds another's.
+
+Message ids. An id the store generates is ``msg_{seq}_{suffix}``: it names
+its seq, so it needs no lookup and ids sort in append order. An id the
+caller gives (``append_message(..., message_id=...)``) is any other string;
+an *alias* blob ``a/{mid}`` in the message's generation holds its seq
+(``{mid}`` escaped and bounded like a conversation id). The message blob is
+the truth and the alias only points at it: an alias whose seq holds no
+visible message with that id is stale and is overwritten by the next append
+of the id (:mod:`makers_store.appends`). Client ids cannot take the
+generated form (:func:`makers_store.validate.client_message_id`), so the
+form of an id says which way it is found.
 """
 
 from __future__ import annotations
@@ -214,6 +227,25 @@ def seq_from_message_key(key: str) -> int:
     return int(key.rsplit("/", 1)[1])
 
 
+def aliases_prefix(cid: str, gen: str = "") -> str:
+    return f"{generation_prefix(cid, gen)}a/"
+
+
+def alias_key(cid: str, message_id: str, gen: str = "") -> str:
+    """Where the seq of the message with client id ``message_id`` is kept."""
+    return f"{generation_prefix(cid, gen)}a/{id_segment(message_id)}"
+
+
+def encode_alias(seq: int) -> bytes:
+    return str(seq).encode("ascii")
+
+
+def decode_alias(data: bytes) -> int | None:
+    """The seq an alias blob holds (None: not one, as if there were no alias)."""
+    text = data.decode("ascii", "replace")
+    return int(text) if text.isdigit() and len(text) <= SEQ_WIDTH else None
+
+
 def state_prefix(cid: str, gen: str = "") -> str:
     return f"{generation_prefix(cid, gen)}s/"
 
@@ -239,7 +271,8 @@ def message_id(seq: int, suffix: str) -> str:
 
 
 def seq_of_message_id(mid: str) -> int | None:
-    """The sequence number a message id carries, or None if it is not one of ours."""
+    """The sequence number a generated message id carries, or None for a
+    client id (found through its alias instead)."""
     match = _MESSAGE_ID_RE.fullmatch(mid)
     return int(match.group(1)) if match else None
 

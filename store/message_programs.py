@@ -13,9 +13,10 @@ from typing import Any
 
 from . import keys
 from .blob import Capabilities
-from .blob_ops import Entry, Op, Program, delete_many, get, list_keys, put, scan
+from .blob_ops import Entry, Op, Program, delete_many, list_keys, put, scan
 from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
 from .errors import MemoryNotFoundError
+from .message_lookup import cursor_seq, locate
 from .models import Message
 from .programs import delete_range, load_live_meta, save_meta, visible_meta
 
@@ -37,13 +38,15 @@ def get_messages(
     cid: str,
     limit: int,
     order: str,
-    after: int | None,
-    before: int | None,
+    after_id: str | None,
+    before_id: str | None,
     caps: Capabilities,
 ) -> Program[list[Message]]:
     record = yield from visible_meta(cid)
     if record is None:
         return []
+    after = yield from cursor_seq(cid, record, after_id, "after")
+    before = yield from cursor_seq(cid, record, before_id, "before")
     low, high = _seq_bounds(record, order, after, before)
     if low >= high:
         return []
@@ -103,28 +106,24 @@ def _last_messages(
 
 
 def _find_message(
-    cid: str, message_id: str, seq: int | None
-) -> Generator[Op, Any, tuple[ConversationRecord, str | None, Message, str]]:
+    cid: str, message_id: str
+) -> Generator[Op, Any, tuple[ConversationRecord, str | None, int, Message, str]]:
     record, etag = yield from load_live_meta(cid)
-    blob = None
-    if record is not None and seq is not None and record.visible(seq):
-        blob = yield from get(keys.message_key(cid, seq, record.generation))
-    message = decode_message(blob.data) if blob is not None else None
-    if record is None or blob is None or message is None or message.message_id != message_id:
+    found = None if record is None else (yield from locate(cid, record, message_id))
+    if record is None or found is None:
         raise MemoryNotFoundError(f"message_id {message_id!r} not found in conversation_id {cid!r}")
-    return record, etag, message, blob.etag
+    seq, blob = found
+    return record, etag, seq, decode_message(blob.data), blob.etag
 
 
 def update_message(
     cid: str,
     message_id: str,
-    seq: int | None,
     content_json: str | None,
     metadata_json: str | None,
     now: int,
 ) -> Program[Message]:
-    record, _, message, blob_etag = yield from _find_message(cid, message_id, seq)
-    assert seq is not None
+    record, _, seq, message, blob_etag = yield from _find_message(cid, message_id)
     if content_json is None:
         content_json = encode_json(message.content, argument="content")
     if metadata_json is None:
@@ -141,9 +140,10 @@ def update_message(
     return decode_message(data)
 
 
-def delete_message(cid: str, message_id: str, seq: int | None) -> Program[None]:
-    record, etag, _, _ = yield from _find_message(cid, message_id, seq)
-    assert seq is not None
+def delete_message(cid: str, message_id: str) -> Program[None]:
+    """Delete one message. A client id's alias stays: like a generated id, it
+    remains a page cursor, and a later append of the id overwrites it."""
+    record, etag, seq, _, _ = yield from _find_message(cid, message_id)
     yield from remove_messages(cid, record, etag, [seq])
 
 
@@ -174,3 +174,22 @@ def clear_messages(cid: str) -> Program[None]:
     yield from delete_range(
         keys.messages_prefix(cid, gen), end_before=keys.message_key(cid, record.next_seq, gen)
     )
+    yield from _drop_aliases_below(cid, gen, record.cleared_below)
+
+
+_ALIAS_BATCH = 500
+
+
+def _drop_aliases_below(cid: str, gen: str, seq: int) -> Generator[Op, Any, None]:
+    """Delete the aliases of cleared messages. One at or above ``seq`` belongs
+    to an append in flight, whose message a helper may commit: it stays."""
+    prefix = keys.aliases_prefix(cid, gen)
+    start_after: str | None = None
+    while True:
+        batch = yield from scan(prefix, start_after=start_after, limit=_ALIAS_BATCH)
+        yield from delete_many(
+            entry.key for entry in batch if (keys.decode_alias(entry.data) or 0) < seq
+        )
+        if len(batch) < _ALIAS_BATCH:
+            return
+        start_after = batch[-1].key

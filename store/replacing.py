@@ -84,6 +84,10 @@ def replace_conversation(
         elif isinstance(item, ImportedMessage):
             seqs.append(item.seq)
             yield from put(keys.message_key(cid, item.seq, gen), item.data)
+            if item.client_id is not None:
+                yield from put(
+                    keys.alias_key(cid, item.client_id, gen), keys.encode_alias(item.seq)
+                )
         elif isinstance(item, KeyedRecord) and item.kind == "state":
             state_names.add(item.name)
             yield from put(keys.state_key(cid, item.name, gen), item.data)
@@ -97,6 +101,7 @@ def replace_conversation(
             keys.state_prefix(cid), lambda key: keys.state_segment_of_key(key) in kept
         )
         yield from delete_range(keys.messages_prefix(cid))
+        yield from delete_range(keys.aliases_prefix(cid))
         if record is not None:
             yield from delete_many(before)
             yield from delete(keys.meta_key(cid), if_match=etag)
@@ -131,6 +136,7 @@ def _generations(cid: str) -> Generator[Op, Any, set[str]]:
 
 def _delete_generation(cid: str, gen: str) -> Generator[Op, Any, None]:
     yield from delete_range(keys.messages_prefix(cid, gen))
+    yield from delete_range(keys.aliases_prefix(cid, gen))
     yield from delete_range(keys.state_prefix(cid, gen))
 
 

@@ -162,14 +162,20 @@ class SyncContextStore:
     ) -> None:
         self.close()
 
-    def append_message(self, conversation_id: str | None=None, role: Role | str=_UNSET, content: Any=_UNSET, metadata: dict[str, Any] | None=None, user_id: str | None=None) -> str:
-        """Append a message, creating the conversation if missing; returns its id."""
-        return self._portal.call(self._async.append_message(conversation_id, role, content, metadata, user_id))
+    def append_message(self, conversation_id: str | None=None, role: Role | str=_UNSET, content: Any=_UNSET, metadata: dict[str, Any] | None=None, user_id: str | None=None, message_id: str | None=None) -> str:
+        """Append a message, creating the conversation if missing; returns its id.
+
+``message_id``: the caller's id for it (omitted: ``msg_...``). Appending
+an id the conversation holds returns it and changes nothing when role,
+content and metadata are equal (a retried request), and raises
+MemoryConflictError otherwise."""
+        return self._portal.call(self._async.append_message(conversation_id, role, content, metadata, user_id, message_id))
 
     def append_messages(self, conversation_id: str | None=None, messages: Sequence[Mapping[str, Any]]=_UNSET, user_id: str | None=None) -> list[str]:
-        """Append several ``{role, content, metadata?}`` messages in one unit of
-work (one transaction where the backend has them); returns their ids.
-An addition to the platform's API, for batch writers such as adapters."""
+        """Append several ``{role, content, metadata?, message_id?}`` messages in
+one unit of work (one transaction where the backend has them); returns
+their ids. An addition to the platform's API, for batch writers such as
+adapters. A ``message_id`` is the caller's id, as in ``append_message``."""
         return self._portal.call(self._async.append_messages(conversation_id, messages, user_id))
 
     def get_messages(self, conversation_id: str | None=None, limit: int=20, order: Order | str='asc', after: str | None=None, before: str | None=None) -> list[Message]:

@@ -8,7 +8,9 @@ needs (``user_ids``, adapter data)::
     {"type":"conversation","conversation_id":..,"created_at":..,"last_message_at":..,
      "message_count":..,"metadata":{..},"user_ids":[..],"last_tie":..}   (last_tie if set)
     {"type":"message","conversation_id":..,"message_id":..,"role":..,"content":..,
-     "created_at":..,"metadata":..,"updated_at":..}        (updated_at only if set)
+     "created_at":..,"metadata":..,"updated_at":..,"seq":..}
+                        (updated_at only if set; seq only for a caller's own id,
+                         which does not name its place as msg_<seq>_... does)
     {"type":"state","conversation_id":..,"key":..,"value":..}
     {"type":"adapter","conversation_id":..,"path":..,"data_base64":..}
     {"type":"blob","key":..,"data_base64":..}            (data outside conversations)
@@ -176,10 +178,15 @@ async def export_conversation(
             line["last_tie"] = record.last_tie
         emit(line)
         async for blob in values(section):
-            if keys.seq_from_message_key(blob.key) in record.tombstones:
+            seq = keys.seq_from_message_key(blob.key)
+            if seq in record.tombstones:
                 continue
             counts.messages += 1
-            emit({"type": "message", "conversation_id": cid, **decode_message(blob.data).to_dict()})
+            message = decode_message(blob.data)
+            line = {"type": "message", "conversation_id": cid, **message.to_dict()}
+            if keys.seq_of_message_id(message.message_id) is None:
+                line["seq"] = seq
+            emit(line)
         section += 1
     async for blob in values(section):
         counts.state_entries += 1

@@ -134,15 +134,15 @@ def exclusive_cursors(after: Any, before: Any) -> None:
             raise MemoryValidationError(f"{name} must be a string, not {type(value).__name__}")
 
 
-def message_cursor(value: str | None, argument: str) -> int | None:
+def message_cursor(value: Any, argument: str) -> str | None:
+    """A page cursor: a message id (where it sits is found when the page is read)."""
     if value is None:
         return None
-    seq = keys.seq_of_message_id(value)
-    if seq is None:
+    if not isinstance(value, str) or not value:
         raise MemoryValidationError(
-            f"{argument} must be a message id returned by this store (msg_...), got {value!r}"
+            f"{argument} must be a message id (a non-empty string), got {value!r}"
         )
-    return seq
+    return value
 
 
 def conversation_cursor(value: str | None, argument: str, prefix: str) -> str | None:
@@ -157,9 +157,37 @@ def conversation_cursor(value: str | None, argument: str, prefix: str) -> str | 
 
 
 def message_id(value: Any) -> str:
+    """A message id to look up: any non-empty string (an id nobody appended
+    is simply not found)."""
     if not isinstance(value, str) or not value:
         raise MemoryValidationError(f"message_id must be a non-empty string, got {value!r}")
     return value
+
+
+def client_message_id(value: Any, argument: str = "message_id") -> str | None:
+    """The caller's id for a new message (None: the store makes one).
+
+    1 to 256 characters of valid Unicode without control characters (C0, DEL,
+    C1), and not of the form the store generates (``msg_<10 digits>_<suffix>``):
+    that form is how the store tells its own ids, which name their seq, from
+    the caller's, which are found through an alias (see :mod:`makers_store.keys`).
+    """
+    if value is None:
+        return None
+    mid = identifier(value, argument)
+    bad = next((ch for ch in mid if ch < " " or "\x7f" <= ch <= "\x9f"), None)
+    if bad is not None:
+        raise MemoryValidationError(
+            f"{argument} must not hold control characters, got {mid!r} "
+            f"(U+{ord(bad):04X} at {mid.index(bad)})"
+        )
+    if keys.seq_of_message_id(mid) is not None:
+        raise MemoryValidationError(
+            f"{argument} {mid!r} has the form of an id this store generates "
+            "(msg_<10 digits>_<suffix>); choose an id of another form, or omit "
+            f"{argument} to get a generated one"
+        )
+    return mid
 
 
 def state_key(value: Any) -> str:
@@ -173,7 +201,7 @@ def message_batch(value: Any) -> list[Mapping[str, Any]]:
     """The ``messages`` of ``append_messages``: a list of mappings, at most MAX_BATCH."""
     if isinstance(value, str | bytes) or not isinstance(value, Sequence):
         raise MemoryValidationError(
-            f"messages must be a list of {{role, content, metadata}} dicts, "
+            f"messages must be a list of {{role, content, metadata, message_id}} dicts, "
             f"not {type(value).__name__}"
         )
     if len(value) > MAX_BATCH:
@@ -185,11 +213,11 @@ def message_batch(value: Any) -> list[Mapping[str, Any]]:
             raise MemoryValidationError(
                 f"messages[{index}] must be a dict, not {type(item).__name__}"
             )
-        unknown = set(item) - {"role", "content", "metadata"}
+        unknown = set(item) - {"role", "content", "metadata", "message_id"}
         if unknown:
             raise MemoryValidationError(
                 f"messages[{index}] has unknown keys {sorted(unknown)}; "
-                "allowed: role, content, metadata"
+                "allowed: role, content, metadata, message_id"
             )
     return list(value)
 

@@ -2,7 +2,9 @@
 
 The model is the spec's semantics written the obvious way (lists and dicts).
 After every step the store must agree with it on every read, including
-pagination with ``after``/``before`` in both orders, walked in full.
+pagination with ``after``/``before`` in both orders, walked in full. Messages
+are appended with generated ids and with the caller's own (``message_id=``),
+mixed, repeated (a retry, or a conflict) and used as cursors.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import makers_store
-from makers_store import MemoryNotFoundError
+from makers_store import MemoryConflictError, MemoryNotFoundError, MemoryValidationError
 from makers_store.importer import import_jsonl
 from makers_store.keys import id_segment
 from makers_store.transfer import export_jsonl
@@ -49,6 +51,8 @@ CONTENT = (
     | st.dictionaries(st.text(max_size=3), JSON, max_size=3)
 )
 METADATA = st.none() | st.dictionaries(st.text(max_size=3), JSON, max_size=3)
+#: the caller's message ids (None: generated), few so that they repeat
+CLIENT_IDS = st.none() | st.sampled_from(["m1", "m/2", "ü", "web-" + "é" * 200, "😀" * 256])
 
 
 @dataclass
@@ -59,6 +63,8 @@ class Msg:
     created_at: int
     metadata: Any
     updated_at: int | None = None
+    #: its place in the conversation (what a generated id carries)
+    seq: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -82,6 +88,10 @@ class Conv:
     messages: list[Msg] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     users: set[str] = field(default_factory=set)
+    next_seq: int = 0
+    #: the caller's ids and their seqs: kept when the message is deleted (a
+    #: cursor still), dropped by clear, rebuilt by an import
+    aliases: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self, cid: str) -> dict[str, Any]:
         return {
@@ -93,10 +103,17 @@ class Conv:
         }
 
 
-def position(message_id: str) -> int:
-    """A message id's place in its conversation: ids carry a sequence number,
-    and a cursor names that place (valid in any conversation, even deleted)."""
-    return int(message_id.split("_")[1])
+def generated(message_id: str) -> bool:
+    return message_id.startswith("msg_")
+
+
+def position(message_id: str, conv: Conv) -> int | None:
+    """A message id's place in conversation ``conv``: a generated id carries
+    its sequence number (a cursor valid in any conversation, even deleted);
+    a client id has the place it was appended at here, or none."""
+    if generated(message_id):
+        return int(message_id.split("_")[1])
+    return conv.aliases.get(message_id)
 
 
 class Clock:
@@ -142,50 +159,71 @@ class StoreMachine(RuleBasedStateMachine):
         content=CONTENT,
         metadata=METADATA,
         user=st.none() | USERS,
+        message_id=CLIENT_IDS,
+        repeat=st.booleans(),
     )
-    def append(self, cid: str, role: str, content: Any, metadata: Any, user: str | None) -> None:
-        self._append_batch(cid, [(role, content, metadata)], user, batch=False)
+    def append(
+        self,
+        cid: str,
+        role: str,
+        content: Any,
+        metadata: Any,
+        user: str | None,
+        message_id: str | None,
+        repeat: bool,
+    ) -> None:
+        held = self._held(cid, message_id)
+        if repeat and held is not None:  # a retried request: the same message again
+            role, content, metadata = held.role, held.content, held.metadata
+        self._append_batch(cid, [(role, content, metadata, message_id)], user, batch=False)
 
     @rule(
         cid=CIDS,
         items=st.lists(
-            st.tuples(st.sampled_from(["user", "assistant", "tool"]), CONTENT, METADATA),
+            st.tuples(
+                st.sampled_from(["user", "assistant", "tool"]), CONTENT, METADATA, CLIENT_IDS
+            ),
             max_size=3,
+            unique_by=lambda item: item[3] or object(),
         ),
         user=st.none() | USERS,
     )
-    def append_batch(self, cid: str, items: list[tuple[str, Any, Any]], user: str | None) -> None:
+    def append_batch(
+        self, cid: str, items: list[tuple[str, Any, Any, str | None]], user: str | None
+    ) -> None:
         self._append_batch(cid, items, user, batch=True)
 
+    def _held(self, cid: str, message_id: str | None) -> Msg | None:
+        """The visible message that holds the caller's id ``message_id``."""
+        messages = self.convs[cid].messages if cid in self.convs else []
+        return next((m for m in messages if m.message_id == message_id), None)
+
     def _append_batch(
-        self, cid: str, items: list[tuple[str, Any, Any]], user: str | None, *, batch: bool
+        self,
+        cid: str,
+        items: list[tuple[str, Any, Any, str | None]],
+        user: str | None,
+        *,
+        batch: bool,
     ) -> None:
-        if batch:
-            mids = self.run(
-                self.store.append_messages(
-                    conversation_id=cid,
-                    messages=[
-                        {"role": role, "content": content, "metadata": metadata}
-                        for role, content, metadata in items
-                    ],
-                    user_id=user,
-                )
-            )
-            if not mids:
+        # Each item that names a held id is a retry (equal data) or a conflict.
+        fresh = []
+        for index, (role, content, metadata, message_id) in enumerate(items):
+            held = self._held(cid, message_id)
+            if held is None:
+                fresh.append(index)
+            elif (held.role, held.content, held.metadata) != (role, content, metadata):
+                if index > 0:
+                    return  # earlier items would commit first on object storage: not modelled
+                with pytest.raises(MemoryConflictError, match="already names another message"):
+                    self._call_append(cid, items, user, batch=batch)
                 return
-        else:
-            [(role, content, metadata)] = items
-            mids = [
-                self.run(
-                    self.store.append_message(
-                        conversation_id=cid,
-                        role=role,
-                        content=content,
-                        metadata=metadata,
-                        user_id=user,
-                    )
-                )
-            ]
+        mids = self._call_append(cid, items, user, batch=batch)
+        assert [mid for mid, item in zip(mids, items, strict=True) if item[3] is not None] == [
+            item[3] for item in items if item[3] is not None
+        ]
+        if not fresh:
+            return  # nothing new: nothing changes, not even the time
         now = self.clock.now
         conv = self.convs.setdefault(cid, Conv(created_at=now, last_message_at=now))
         conv.last_message_at = now
@@ -193,10 +231,52 @@ class StoreMachine(RuleBasedStateMachine):
         conv.last_write = self.writes
         if user is not None:
             conv.users.add(user)
-        for mid, (role, content, metadata) in zip(mids, items, strict=True):
-            conv.messages.append(Msg(mid, role, content, now, metadata))
-            assert mid not in self.seen_ids
+        for index in fresh:
+            role, content, metadata, message_id = items[index]
+            mid, seq = mids[index], conv.next_seq
+            conv.next_seq += 1
+            conv.messages.append(Msg(mid, role, content, now, metadata, seq=seq))
+            if message_id is None:
+                assert int(mid.split("_")[1]) == seq and mid not in self.seen_ids
+            else:
+                conv.aliases[mid] = seq
             self.seen_ids.append(mid)
+
+    def _call_append(
+        self,
+        cid: str,
+        items: list[tuple[str, Any, Any, str | None]],
+        user: str | None,
+        *,
+        batch: bool,
+    ) -> list[str]:
+        if batch:
+            return list(
+                self.run(
+                    self.store.append_messages(
+                        conversation_id=cid,
+                        messages=[
+                            {"role": role, "content": content, "metadata": metadata}
+                            | ({} if message_id is None else {"message_id": message_id})
+                            for role, content, metadata, message_id in items
+                        ],
+                        user_id=user,
+                    )
+                )
+            )
+        [(role, content, metadata, message_id)] = items
+        return [
+            self.run(
+                self.store.append_message(
+                    conversation_id=cid,
+                    role=role,
+                    content=content,
+                    metadata=metadata,
+                    user_id=user,
+                    message_id=message_id,
+                )
+            )
+        ]
 
     def _pick(self, cid: str, index: int) -> str:
         messages = self.convs[cid].messages if cid in self.convs else []
@@ -247,6 +327,7 @@ class StoreMachine(RuleBasedStateMachine):
         self.run(self.store.clear_messages(conversation_id=cid))
         if cid in self.convs:
             self.convs[cid].messages.clear()
+            self.convs[cid].aliases.clear()
 
     @rule(
         cid=CIDS,
@@ -304,7 +385,12 @@ class StoreMachine(RuleBasedStateMachine):
         self.run(import_jsonl(self.store.blobs, lambda: lines))
         for cid in state:
             if cid in convs:
-                self.convs[cid] = copy.deepcopy(convs[cid])
+                conv = self.convs[cid] = copy.deepcopy(convs[cid])
+                # an import places messages where they were and derives the rest
+                conv.next_seq = max((m.seq for m in conv.messages), default=-1) + 1
+                conv.aliases = {
+                    m.message_id: m.seq for m in conv.messages if not generated(m.message_id)
+                }
             else:
                 self.convs.pop(cid, None)
             self.state[cid] = dict(state[cid])
@@ -326,21 +412,33 @@ class StoreMachine(RuleBasedStateMachine):
         self, cid: str, limit: int, order: str, cursor: str | None, index: int
     ) -> None:
         kwargs: dict[str, Any] = {}
-        expected = list(self.convs[cid].messages) if cid in self.convs else []
+        conv = self.convs.get(cid)
+        expected = list(conv.messages) if conv is not None else []
         if cursor is not None and self.seen_ids:
             mid = self.seen_ids[index % len(self.seen_ids)]
             kwargs[cursor] = mid
+            at = None if conv is None else position(mid, conv)
+            if conv is not None and at is None:  # a client id never appended here
+                with pytest.raises(MemoryValidationError, match=f"{cursor} must be the id"):
+                    self.run(
+                        self.store.get_messages(
+                            conversation_id=cid, limit=limit, order=order, **kwargs
+                        )
+                    )
+                return
             # The page next to the cursor, on the side the cursor names.
-            if (cursor == "after") == (order == "asc"):
-                window = [m for m in expected if position(m.message_id) > position(mid)]
+            if at is None:
+                expected = []
+            elif (cursor == "after") == (order == "asc"):
+                window = [m for m in expected if m.seq > at]
                 expected = window[:limit]
             else:
-                window = [m for m in expected if position(m.message_id) < position(mid)]
+                window = [m for m in expected if m.seq < at]
                 expected = window[-limit:]
         else:
             expected = expected[:limit] if order == "asc" else expected[-limit:]
         if order == "desc":
-            expected = sorted(expected, key=lambda m: m.message_id, reverse=True)
+            expected = sorted(expected, key=lambda m: m.seq, reverse=True)
         got = self.run(
             self.store.get_messages(conversation_id=cid, limit=limit, order=order, **kwargs)
         )

@@ -3,12 +3,19 @@
 python -m tests.workers append URL CONVERSATION COUNT TAG [USER]
 python -m tests.workers spread URL PREFIX CONVERSATIONS COUNT TAG USER
 python -m tests.workers forever URL CONVERSATION      (prints each acknowledged append)
+python -m tests.workers same-ids URL CONVERSATION COUNT TAG START
+    (appends ids same-0 .. same-{COUNT-1} from START, a time.time(), on: an
+     even one with the content every writer gives it, an odd one with this
+     writer's own, and a generated-id message after each; prints one JSON
+     line per id: {"id", "outcome": "ok" | "conflict"})
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
+import time
 
 import makers_store
 
@@ -47,12 +54,31 @@ async def forever(url: str, cid: str) -> None:
             i += 1
 
 
+async def same_ids(url: str, cid: str, count: int, tag: str, start: float) -> None:
+    async with makers_store.open_store(url) as store:
+        await asyncio.sleep(max(0.0, start - time.time()))  # every writer at once
+        for i in range(count):
+            mid = f"same-{i}"
+            content = f"shared-{i}" if i % 2 == 0 else f"{tag}-{i}"
+            try:
+                got = await store.append_message(cid, "user", content, message_id=mid)
+                assert got == mid, got
+                outcome = "ok"
+            except makers_store.MemoryConflictError as exc:
+                assert mid in str(exc), exc
+                outcome = "conflict"
+            print(json.dumps({"id": mid, "outcome": outcome}), flush=True)
+            await store.append_message(cid, "assistant", f"{tag}-gen-{i}")
+
+
 def main(argv: list[str]) -> None:
     command, url, *rest = argv
     if command == "append":
         asyncio.run(append(url, rest[0], int(rest[1]), rest[2], rest[3] if len(rest) > 3 else None))
     elif command == "spread":
         asyncio.run(spread(url, rest[0], int(rest[1]), int(rest[2]), rest[3], rest[4]))
+    elif command == "same-ids":
+        asyncio.run(same_ids(url, rest[0], int(rest[1]), rest[2], float(rest[3])))
     elif command == "forever":
         asyncio.run(forever(url, rest[0]))
     else:

@@ -54,6 +54,32 @@ def test_msg_append_rejects_bad_input_without_writing(
     assert lib.get_conversation(conversation_id="c1") is None
 
 
+def test_msg_append_with_an_id_then_show_update_delete_by_it(
+    cli: Cli, lib: makers_store.SyncContextStore
+) -> None:
+    assert cli.ok("msg", "append", "c1", "--role", "user", "--content", "hi", "--id", "web-1") == (
+        "web-1\n"
+    )
+    generated = cli.ok("msg", "append", "c1", "--role", "assistant", "--content", "yo").strip()
+    # a retried append changes nothing; other content under the id fails
+    assert cli.ok("msg", "append", "c1", "--role", "user", "--content", "hi", "--id", "web-1")
+    clash = cli("msg", "append", "c1", "--role", "user", "--content", "bye", "--id", "web-1")
+    assert clash.exit_code == 1 and "'web-1' already names another message" in clash.stderr
+    bad = cli("msg", "append", "c1", "--role", "user", "--content", "x", "--id", "a\tb")
+    assert bad.exit_code == 2 and "message_id must not hold control characters" in bad.stderr
+    assert [m.message_id for m in lib.get_messages(conversation_id="c1")] == ["web-1", generated]
+    assert "hi" in cli.ok("msg", "show", "c1", "web-1")
+    listed = cli.ok("msg", "list", "c1", "--after", "web-1", "--json")
+    assert [item["message_id"] for item in json.loads(listed)["items"]] == [generated]
+    cli.ok("msg", "update", "c1", "web-1", "--content", "hello")
+    assert lib.get_message(conversation_id="c1", message_id="web-1").content == "hello"  # type: ignore[union-attr]
+    cli.ok("msg", "delete", "c1", "web-1", "--yes")
+    assert [m.message_id for m in lib.get_messages(conversation_id="c1")] == [generated]
+    # an id is user data: a right-to-left override is shown, not obeyed
+    shown = cli.ok("msg", "append", "c1", "--role", "user", "--content", "x", "--id", "r\u202eev")
+    assert shown == "r\\u202eev\n"
+
+
 def test_msg_list_renders_a_transcript_and_pages(
     cli: Cli, lib: makers_store.SyncContextStore
 ) -> None:

@@ -214,3 +214,27 @@ def test_ids_with_any_characters_open_and_edit(
     entry.locator("button[type=submit]").click()
     expect(page.locator(".toast")).to_contain_text("state saved")
     assert seed.bind(odd).state.get("k/?&#") == 2
+
+
+def test_client_message_ids_show_and_page_back(
+    page: Page, studio: Studio, seed: makers_store.SyncContextStore, cid: str
+) -> None:
+    """Ids the caller gave (any characters) are shown and are the paging cursors."""
+    seed.append_messages(
+        cid,
+        [
+            {"role": "user", "content": f"m{n}"} | ({"message_id": f"web/{n}?&#ü"} if n % 2 else {})
+            for n in range(101)
+        ],
+    )
+    page.goto(studio.at(f"/conversation?id={cid}"))
+    messages = page.locator("#messages .message")
+    expect(messages).to_have_count(50)
+    expect(messages.nth(48).locator(".id")).to_have_text("web/99?&#ü")
+    expect(messages.first.locator(".id")).to_have_text("web/51?&#ü")
+    page.click("button.older")  # the cursor is the oldest shown: that client id
+    expect(messages).to_have_count(100)
+    page.click("button.older")
+    expect(messages).to_have_count(101)
+    expect(messages.first).to_contain_text("m0")
+    expect(messages.nth(1).locator(".id")).to_have_text("web/1?&#ü")
