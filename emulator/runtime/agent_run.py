@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,13 +22,18 @@ from starlette.responses import Response
 from starlette.types import Receive
 
 import makers_store
-from makers_store.codec import find_surrogate
 from makers_store.errors import MemoryValidationError
 
 from . import trace_log
 from .context import AbortFunction, AgentContext, AgentRequest, ToolsSetup, Utils
 from .kv import KVSpaces
-from .platform_choices import ABORTED_STATUS, INTERRUPT_STATUS, TIMEOUT_STATUS
+from .platform_choices import (
+    ABORTED_STATUS,
+    INTERRUPT_STATUS,
+    INVALID_JSON_BODY_STATUS,
+    TIMEOUT_STATUS,
+)
+from .request_body import handler_body
 from .responses import (
     RelayedError,
     ResultError,
@@ -47,26 +50,6 @@ from .tracing import Tracer
 
 logger = logging.getLogger("makers_store.serve")
 trace_logger = logging.getLogger("makers_store.serve.trace")
-
-
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-def parse_body(raw: bytes) -> Any:
-    """The request body as JSON (``{}`` when empty); ValueError if it is not JSON."""
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw.decode("utf-8"))
-    except RecursionError:
-        raise ValueError("the request body is not valid JSON: nested too deeply") from None
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"the request body is not valid JSON: {exc}") from None
-    # Valid UTF-8 holds no surrogates, so only a \uD800-\uDFFF escape can make
-    # one: the walk over the decoded value runs only for bodies that have such an escape.
-    if _SURROGATE_ESCAPE.search(raw) and find_surrogate(value) is not None:
-        raise ValueError("the request body is not valid JSON: a \\u escape is a lone surrogate")
-    return value
 
 
 async def call_handler(handler: Any, ctx: object) -> Any:
@@ -154,23 +137,12 @@ class AgentRunner:
     instance: int
     timeout_s: float | None
 
-    def __post_init__(self) -> None:
-        self._warned_empty: set[str] = set()
-
     async def run(self, route: Route, request: Request, cid: str, run_id: str) -> Response:
         raw = await request.body()
-        empty_post = request.method == "POST" and not raw.strip()
-        if empty_post and route.relative not in self._warned_empty:
-            self._warned_empty.add(route.relative)
-            logger.warning(
-                "%s: a POST with an empty body is handed over as {}; the platform refuses it "
-                "with 400 (send {} from your frontend)",
-                route.relative,
-            )
         try:
-            body = parse_body(raw)
+            body = handler_body(route, request.method, raw, request.headers.get("content-type"))
         except ValueError as exc:
-            return error_response(400, str(exc))
+            return error_response(INVALID_JSON_BODY_STATUS, str(exc))
         try:
             store = self.store().bind(cid or None, run_id=run_id)
         except MemoryValidationError as exc:

@@ -3,8 +3,8 @@
 The current official claude-agent-starter-python template writes its
 ``cloud-functions/`` this way (the decision and its evidence:
 :data:`.platform_choices.CONTEXT_HANDLER_ENTRY`). ``context`` is agent-like:
-``request`` (``body`` parsed as an agent's, ``raw_body``, ``headers``,
-``query``, ``method``, ``path``), ``env`` (a copy), ``conversation_id``,
+``request`` (``body`` as an agent's, see :mod:`.request_body`; ``raw_body``,
+``headers``, ``query``, ``method``, ``path``), ``env`` (a copy), ``conversation_id``,
 ``run_id`` and ``agent`` = ``{conversation_id, store}``, where ``store`` is
 the async store bound as an agent's is, without the LangGraph adapters
 (:mod:`.function_store`); ``params`` (the ``[id]`` path parameters) is an
@@ -33,10 +33,12 @@ from starlette.responses import Response
 
 from makers_store import ContextStore
 
-from .agent_run import agent_request, call_handler, parse_body
+from .agent_run import agent_request, call_handler
 from .context import AgentHandle, AgentRequest
 from .function_limits import FunctionLimits, timed_out
 from .function_store import CloudFunctionStore
+from .platform_choices import INVALID_JSON_BODY_STATUS
+from .request_body import handler_body
 from .responses import SSEResponse, error_response, to_response
 from .routes import Route
 from .runs import Run
@@ -105,9 +107,9 @@ async def run_context_handler(
     if not callable(handler):
         return error_response(500, f"{route.relative}: `handler` must be a function")
     try:
-        body = parse_body(raw)
+        body = handler_body(route, request.method, raw, request.headers.get("content-type"))
     except ValueError as exc:
-        return error_response(400, str(exc))
+        return error_response(INVALID_JSON_BODY_STATUS, str(exc))
     run = Run(agent.conversation_id, run_id)
     context = HandlerContext(
         request=agent_request(request, body, raw, run.signal),

@@ -34,6 +34,9 @@ METHOD_HANDLERS = {
     "HEAD": "onRequestHead",
     "OPTIONS": "onRequestOptions",
 }
+#: The entry label of a file that ``export default``s an Express or Koa app,
+#: called with Node's ``(req, res)`` and reading the body itself.
+APP_ENTRY_LABEL = "default export (Express/Koa app)"
 _HANDLER_NAME = r"onRequest(?:Get|Post|Put|Patch|Delete|Head|Options)?"
 _EXPORTED_HANDLER = re.compile(
     rf"^\s*export\s+(?:(?:async\s+)?function\s*\*?\s*|(?:const|let|var)\s+)({_HANDLER_NAME})\b",
@@ -68,5 +71,5 @@ def function_entry_label(file: Path) -> str | None:
     if handlers:
         return ", ".join(handlers)
     if _EXPORT_DEFAULT.search(source):
-        return "default export (Express/Koa app)"
+        return APP_ENTRY_LABEL
     return None

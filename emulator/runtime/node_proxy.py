@@ -10,6 +10,12 @@ watched: once set (abort, disconnect, timeout) the Node run's AbortSignal is
 aborted too. A run cancelled after the grace period closes the connection,
 which stops the Node handler's stream.
 
+What ``context.request.body`` is (parsed JSON or the raw Buffer) is decided
+on this side by :mod:`.request_body`, the rule Python routes follow (for an
+agent when its run starts, for a cloud function here), and sent in the meta
+header's ``body`` (``json``, ``empty``, ``raw``), so both languages agree on
+every body; the Node worker only carries the decision out.
+
 An answer with a ``text/event-stream`` (or NDJSON) body is relayed chunk by
 chunk; any other is collected first. A Node handler that threw answers 500
 with ``{"error": "Name: message", "run_id"}`` and is traced as an error.
@@ -29,9 +35,11 @@ from starlette.responses import Response
 
 from .context import AgentContext
 from .http_client import Connection, ResponseHead, UpstreamError, request_json
+from .node_entry import APP_ENTRY_LABEL
 from .node_handlers import NodeRuns
 from .node_worker import NodeWorker
 from .platform_choices import NODE_STREAMED_TYPES
+from .request_body import NodeBodyKind, handler_body, node_body_kind
 from .responses import RelayedError, error_response
 from .routes import Route
 from .sse import StreamResponse
@@ -131,8 +139,9 @@ def agent_handler(
         watcher = asyncio.create_task(_forward_abort(node, ctx))
         streaming = False
         try:
+            body = node_body_kind(ctx.request.body, ctx.request.raw_body)
             meta = _meta(route, "agent", ctx.run_id, ctx.conversation_id, query=ctx.request.query,
-                         url=ctx.request.url, path=ctx.request.path, params={})
+                         url=ctx.request.url, path=ctx.request.path, params={}, body=body)
             url = urlsplit(ctx.request.url)
             target = (url.path + (f"?{url.query}" if url.query else "")).encode()
             pairs = [(k.encode("latin-1"), v.encode("latin-1"))
@@ -184,6 +193,15 @@ async def _relay(
         await connection.close()
 
 
+def _function_body_kind(route: Route, request: Request, raw: bytes) -> NodeBodyKind:
+    """How ``context.request.body`` is made from ``raw`` (an app reads its own body)."""
+    if route.entry_label == APP_ENTRY_LABEL:
+        return "raw"
+    content_type = request.headers.get("content-type")
+    body = handler_body(route, request.method, raw, content_type, lenient=True)
+    return node_body_kind(body, raw)
+
+
 async def function_response(
     node: NodeWorker, route: Route, request: Request, raw: bytes, conversation_id: str,
     run_id: str, params: dict[str, str],
@@ -193,7 +211,8 @@ async def function_response(
     below = next((params[s.value] for s in route.segments if s.kind == "catch_all"), "")
     query = request.url.query
     meta = _meta(route, "function", run_id, conversation_id, params=params, url=str(request.url),
-                 path=request.url.path, appUrl="/" + below + (f"?{query}" if query else ""))
+                 path=request.url.path, appUrl="/" + below + (f"?{query}" if query else ""),
+                 body=_function_body_kind(route, request, raw))
     target = request.scope.get("raw_path") or request.url.path.encode()
     if request.scope.get("query_string"):
         target += b"?" + request.scope["query_string"]

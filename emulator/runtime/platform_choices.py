@@ -58,7 +58,43 @@ KV_MAX_VALUE_BYTES = 1024 * 1024
 
 # A POST with an empty body: the platform refuses it with 400 (RAG template
 # evidence); we hand the handler ``{}`` and log a warning once per route
-# (agent_run.AgentRunner.run), so ``curl -X POST`` keeps working locally.
+# (request_body.handler_body), so ``curl -X POST`` keeps working locally.
+
+# Request bodies (request_body.handler_body): the platform parses JSON and hands a
+# multipart upload to a Node agent as the raw Buffer (csv-analyze template
+# evidence); a body of any type that is neither is UNKNOWN there. Ours: a JSON
+# Content-Type (application/json, */*+json) is parsed; one of the types below
+# is parsed when the body is JSON and handed over raw otherwise; every other
+# type (multipart/form-data, application/octet-stream, text/plain, ...) is
+# handed over raw: a Buffer in Node, bytes in Python, never a 400.
+#: Types whose body is JSON when it parses, raw otherwise. "" is a request
+#: with no Content-Type (scripts and raw HTTP clients, which mostly send
+#: JSON); application/x-www-form-urlencoded is what ``curl -d`` sends when no
+#: type is given, as the README's quickstart and the README ``init`` writes
+#: do. A body parsed under the latter logs a warning once per route (send
+#: application/json).
+BODY_JSON_WHEN_PARSES = ("", "application/x-www-form-urlencoded")
+
+#: A body whose Content-Type says JSON but that does not parse (the platform's
+#: answer is UNKNOWN): agents in both languages and Python context handlers
+#: answer this status before the handler runs, naming the parse error, since
+#: their ``request.body`` is documented as the parsed JSON and there is none.
+#: A Node cloud function is the exception: its ``context.request`` is a
+#: standard Request whose ``json()`` the handler calls and may catch (official
+#: templates do), so its handler runs, with ``context.request.body`` the raw
+#: Buffer, ``request.json()`` rejecting with SyntaxError, and a warning once
+#: per route.
+INVALID_JSON_BODY_STATUS = 400
+
+# Node store option objects (store_rpc_methods): the platform's store is
+# JavaScript, where a property that no method reads is ignored; so a key a
+# method does not take is ignored here too, with one warning per method and key
+# in each worker's log, while a key it takes is checked (a wrong type is still a
+# MemoryValidationError). ``userId`` on getMessages, clearMessages and
+# deleteConversation, which official templates pass, has no meaning in the
+# platform's store doc (only appendMessage takes it, as the conversation's
+# owner); whether the platform scopes those calls by it is UNKNOWN. Ours:
+# checked as a user id, then ignored (store_rpc_methods.IGNORED_USER_ID).
 
 #: Dev-server views the platform's ``edgeone makers dev`` is said to have.
 HEALTH_PATH = "/health"

@@ -4,6 +4,10 @@ Each Node method takes one object of camelCase arguments (the platform's Node
 API) and runs the Python method of the same meaning on the store bound to the
 caller's conversation and run (``$bind``), so an omitted ``conversationId``
 defaults exactly as it does on a bound Python ``ctx.store``.
+
+The object is read as JavaScript reads one: a key the method does not take is
+ignored (logged once per method and key), while a key it takes is checked by
+the Python store, so a wrong type is still a ``MemoryValidationError``.
 """
 
 from __future__ import annotations
@@ -11,26 +15,43 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from makers_store import ContextStore
+from makers_store import ContextStore, validate
 
-from .store_rpc_values import keyword_arguments, required, take_bind, to_node
+from .store_rpc_values import (
+    ignore_unknown,
+    keyword_arguments,
+    option_arguments,
+    required,
+    take_bind,
+    to_node,
+)
 
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 #: Node method -> its arguments, in the platform's order (Python: the same in snake_case)
 GENERIC: dict[str, tuple[str, ...]] = {
-    "appendMessage": ("conversationId", "role", "content", "metadata", "userId"),
+    "appendMessage": ("conversationId", "role", "content", "metadata", "userId", "messageId"),
     "appendMessages": ("conversationId", "messages", "userId"),
-    "getMessages": ("conversationId", "limit", "order", "after", "before"),
+    "getMessages": ("conversationId", "limit", "order", "after", "before", "userId"),
     "updateMessage": ("conversationId", "messageId", "content", "metadata"),
     "deleteMessage": ("conversationId", "messageId"),
-    "clearMessages": ("conversationId",),
+    "clearMessages": ("conversationId", "userId"),
     "getConversation": ("conversationId",),
     "listConversations": ("limit", "order", "after", "before", "userId"),
     "updateConversation": ("conversationId", "metadata"),
-    "deleteConversation": ("conversationId",),
+    "deleteConversation": ("conversationId", "userId"),
     "claudeSessionBinding": ("conversationId",),
 }
+
+#: ``userId`` where the platform's store doc gives it no meaning (it is the
+#: owner a conversation gets from ``appendMessage``, which ``listConversations``
+#: filters by), though official templates pass it: checked as a user id (a
+#: wrong type is refused as ``appendMessage`` refuses it), then left out.
+IGNORED_USER_ID = ("getMessages", "clearMessages", "deleteConversation")
+
+#: One ``appendMessages`` item's keys, Node -> Python.
+ITEM_KEYS = {"role": "role", "content": "content", "metadata": "metadata",
+             "messageId": "message_id"}
 
 
 def bound(store: ContextStore, params: dict[str, Any]) -> ContextStore:
@@ -41,12 +62,30 @@ def bound(store: ContextStore, params: dict[str, Any]) -> ContextStore:
     return store.bind(conversation_id, run_id=run_id)
 
 
+def _item(item: Any) -> Any:
+    """An ``appendMessages`` item with Python's keys, unknown ones left out as
+    :func:`.store_rpc_values.option_arguments` leaves them out."""
+    if not isinstance(item, dict):
+        return item  # the store names the error
+    out = {}
+    for name, value in item.items():
+        if name in ITEM_KEYS:
+            out[ITEM_KEYS[name]] = value
+        else:
+            ignore_unknown("appendMessages", f"messages[].{name}", tuple(ITEM_KEYS))
+    return out
+
+
 def _generic(store: ContextStore, method: str, accepted: tuple[str, ...]) -> Handler:
     python_name = "".join("_" + c.lower() if c.isupper() else c for c in method)
 
     async def handle(params: dict[str, Any]) -> Any:
         target = bound(store, params)
-        kwargs = keyword_arguments(method, params, accepted)
+        kwargs = option_arguments(method, params, accepted)
+        if method in IGNORED_USER_ID:
+            validate.optional_user_id(kwargs.pop("user_id", None))
+        if method == "appendMessages" and isinstance(kwargs.get("messages"), list):
+            kwargs["messages"] = [_item(item) for item in kwargs["messages"]]
         return to_node(await getattr(target, python_name)(**kwargs))
 
     return handle

@@ -14,6 +14,7 @@ call with exactly the message a Python caller gets.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from typing import Any
 
@@ -28,6 +29,9 @@ _FLOATS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-i
 #: that Python's message reads "a value of type function is not JSON serializable"
 _JS_TYPES = {name: type(name, (), {}) for name in ("function", "symbol", "bigint")}
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
+logger = logging.getLogger("makers_store.serve")
+#: (method, key) pairs already warned about in this process
+_warned_options: set[tuple[str, str]] = set()
 
 
 def snake(name: str) -> str:
@@ -101,13 +105,41 @@ def take_bind(params: dict[str, Any]) -> tuple[str | None, str | None]:
 def keyword_arguments(
     method: str, params: dict[str, Any], accepted: tuple[str, ...]
 ) -> dict[str, Any]:
-    """``params`` (Node names) as Python keyword arguments, refusing unknown names."""
+    """``params`` (Node names) as Python keyword arguments, refusing unknown names
+    (for the adapters' calls, whose params ``store.mjs`` itself builds)."""
     unknown = [name for name in params if name not in accepted]
     if unknown:
         raise MemoryValidationError(
             f"{method} got an unknown argument {unknown[0]!r}; it takes " + ", ".join(accepted)
         )
     return {snake(name): value for name, value in params.items()}
+
+
+def ignore_unknown(method: str, key: str, accepted: tuple[str, ...]) -> None:
+    """Log once per process that ``method`` ignores the option ``key``."""
+    if (method, key) in _warned_options:
+        return
+    _warned_options.add((method, key))
+    logger.warning(
+        "context.store.%s: %r is not an option it takes (%s); ignored, as JavaScript "
+        "ignores a property nobody reads",
+        method, key, ", ".join(accepted),
+    )
+
+
+def option_arguments(
+    method: str, params: dict[str, Any], accepted: tuple[str, ...]
+) -> dict[str, Any]:
+    """A Node option object as Python keyword arguments, leaving out (with a
+    warning, :func:`ignore_unknown`) the keys ``method`` does not take: the
+    platform's store is JavaScript, where an extra property is not an error."""
+    kwargs = {}
+    for name, value in params.items():
+        if name in accepted:
+            kwargs[snake(name)] = value
+        else:
+            ignore_unknown(method, name, accepted)
+    return kwargs
 
 
 def required(kwargs: dict[str, Any], name: str) -> Any:

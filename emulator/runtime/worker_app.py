@@ -37,7 +37,7 @@ import makers_store
 from makers_store.errors import MemoryValidationError
 
 from . import trace_log
-from .agent_run import AgentRunner, parse_body
+from .agent_run import AgentRunner
 from .cloud_functions import run_cloud_function
 from .context import AgentHandle, FunctionContext, ToolsSetup
 from .function_apps import run_function_app
@@ -47,6 +47,7 @@ from .function_store import CloudFunctionStore
 from .kv import KVSpaces
 from .loader import load_handler
 from .platform_choices import HEALTH_PATH, METRICS_PATH
+from .request_body import parse_body
 from .responses import ResultError, error_response, json_response
 from .routes import Route as ProjectRoute
 from .routes import discover

@@ -119,6 +119,8 @@ def _python_cases(store: ContextStore) -> dict[str, Callable[[], Awaitable[Any]]
         "stateLongKey": lambda: bound.state.get("k" * 257),
         "stateUnbound": lambda: store.state.get("k"),
         "sessionMaxItems": lambda: bound.openai_session("c", max_items=0).get_items(),
+        # getMessages ignores userId, but checks it as append_message does
+        "userIdType": lambda: bound.append_message("c", "user", "x", user_id=5),  # type: ignore[arg-type]
         "claudeKey": lambda: bound.claude_session_store().load({"project_key": "p"}),  # type: ignore[typeddict-item]
     }
 
@@ -129,10 +131,6 @@ _NODE_ONLY = {
     "stateBigInt": "value must be strict JSON: a value of type bigint is not JSON serializable",
     "stateSymbol": "value must be strict JSON: a value of type symbol is not JSON serializable",
     "stateNoValue": "value is required",
-    "unknownArgument": (
-        "getMessages got an unknown argument 'limt'; it takes conversationId, limit, order, "
-        "after, before"
-    ),
 }
 
 
@@ -190,6 +188,43 @@ async def test_pipelined_calls_on_one_connection(store: ContextStore) -> None:
     meta = await store.get_conversation("pipe")
     assert meta is not None and meta.message_count == 40
     assert await store.bind("pipe").state.get("k39") == 39
+
+
+async def test_option_objects_read_as_javascript_reads_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A key a method does not take is ignored with one warning per method and
+    key (on memory only: the rule is the RPC's, and its warnings are once per
+    process); ``userId`` is taken where templates pass it and means nothing."""
+    async with makers_store.open_store("memory://") as store:
+        with caplog.at_level("WARNING", logger="makers_store.serve"):
+            async with serving(store) as socket:
+                out = await run_node(PROJECT / "options.mjs", socket)
+        assert out["page"] == ["one", "two"] and len(out["ids"]) == 2
+        assert len(out["batch"]) == 1 and out["cleared"] == 0
+        assert out["owned"] == ["opts"]  # userId on appendMessage still owns the conversation
+        assert out["deleted"] is None and await store.get_conversation("opts") is None
+    warnings = [r.getMessage() for r in caplog.records if "not an option it" in r.getMessage()]
+    assert sorted(warnings) == sorted([
+        "context.store.appendMessage: 'traceLabel' is not an option it takes (conversationId, "
+        "role, content, metadata, userId, messageId); ignored, as JavaScript ignores a "
+        "property nobody reads",
+        "context.store.getMessages: 'includeDrafts' is not an option it takes (conversationId, "
+        "limit, order, after, before, userId); ignored, as JavaScript ignores a property "
+        "nobody reads",
+        "context.store.appendMessages: 'messages[].draft' is not an option it takes (role, "
+        "content, metadata, messageId); ignored, as JavaScript ignores a property nobody reads",
+    ])
+
+
+async def test_message_ids_chosen_by_node_reach_the_python_store(store: ContextStore) -> None:
+    async with serving(store) as socket:
+        out = await run_node(PROJECT / "options.mjs", socket, "messageId")
+    assert out["single"] == "client-q-1"
+    assert out["batch"][0] == "client-a-1" and out["batch"][1].startswith("msg_")
+    assert out["listed"] == ["client-q-1", *out["batch"]]
+    found = await store.get_message("opts", "client-a-1")
+    assert found is not None and found.content == "a"
 
 
 async def test_quota_error_from_node() -> None:

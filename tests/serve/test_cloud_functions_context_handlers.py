@@ -139,7 +139,10 @@ def test_results_are_sent_as_an_agents(client: httpx.Client, server: Server) -> 
     plain = client.post("/plain", json={})
     assert plain.text == "plain from True"  # a plain def runs in a thread
     assert "cloud-functions/plain.py: `handler` is not `async def`" in server.log()
-    assert client.post("/plain", content=b"not json").status_code == 400
+    # declared JSON and not JSON: refused before the handler; with no type it is its bytes
+    declared = {"content-type": "application/json"}
+    assert client.post("/plain", content=b"not json", headers=declared).status_code == 400
+    assert client.post("/plain", content=b"not json").text == "plain from True"
     stream = client.post("/stream", json={})
     assert stream.status_code == 500
     assert "cloud functions do not stream on the platform" in stream.json()["error"]

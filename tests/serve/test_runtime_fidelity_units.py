@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import multiprocessing
 from pathlib import Path
 
 import pytest
 
 from makers_store.emulator.runtime import edgeone, sse, trace_log
-from makers_store.emulator.runtime.agent_run import parse_body
 from makers_store.emulator.runtime.context import AbortActiveRunResult
 from makers_store.emulator.runtime.kv import KVSpaces
 from makers_store.emulator.runtime.platform_choices import FRAMEWORK_WHEN_ABSENT
+from makers_store.emulator.runtime.request_body import parse_body
 from makers_store.emulator.runtime.responses import is_graph_interrupt
 from makers_store.emulator.runtime.supervisor import ServeError
 from makers_store.emulator.runtime.tracing import Tracer
@@ -95,6 +96,12 @@ def test_parse_body() -> None:
                 b"[" * 50_000 + b"]" * 50_000):
         with pytest.raises(ValueError, match="not valid JSON"):
             parse_body(raw)
+    # for a Node route, as JSON.parse reads it: no NaN, lone surrogates allowed
+    assert parse_body(b'{"a": "\\ud800"}', javascript=True) == {"a": "\ud800"}
+    assert math.isnan(parse_body(b"[NaN]")[0])  # Python's json takes it
+    for raw, constant in ((b"[NaN]", "NaN"), (b'{"a": -Infinity}', "-Infinity")):
+        with pytest.raises(ValueError, match=f"not valid JSON: {constant} is not JSON"):
+            parse_body(raw, javascript=True)
 
 
 def test_sse_falls_back_to_str_once_per_type(caplog: pytest.LogCaptureFixture) -> None:

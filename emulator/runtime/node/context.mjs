@@ -1,18 +1,21 @@
 // `context` of a Node agent (`onRequest(context)`) and of a Node cloud function.
 //
 // Field for field the platform's (its node-entry doc): `request` (`body`
-// parsed, `headers` a plain object, `query`, `method`, `url`, `signal` an
-// AbortSignal), `env` (a copy per request), `conversation_id` and `run_id`
-// (snake_case, as the platform spells them), `store`, `utils` (`sse`,
-// `streamSSE`, `abortActiveRun`), `tracer`, `kv`, `tools`. Everything that
-// keeps state is the Python worker's one implementation, reached over the
-// store RPC socket: the store itself, `kv.*` (the route's ctx.kv), `tools.*`
-// (the conversation's workspace), `tracer.*` (the run's traces.jsonl record)
-// and `utils.abortActiveRun` (the front's abort fan-out).
+// parsed JSON, or the raw Buffer of a non-JSON body, `headers` a plain
+// object, `query`, `method`, `url`, `signal` an AbortSignal), `env` (a copy
+// per request), `conversation_id` and `run_id` (snake_case, as the platform
+// spells them), `store`, `utils` (`sse`, `streamSSE`, `abortActiveRun`),
+// `tracer`, `kv`, `tools`. Everything that keeps state is the Python worker's
+// one implementation, reached over the store RPC socket: the store itself,
+// `kv.*` (the route's ctx.kv), `tools.*` (the conversation's workspace),
+// `tracer.*` (the run's traces.jsonl record) and `utils.abortActiveRun` (the
+// front's abort fan-out).
 //
 // A cloud function gets the platform's EventContext instead: `request` a
-// standard Request, `params`, `env`, `uuid`, `clientIp`, `server`, `geo`, and
-// `agent = { conversation_id, store }` with a store that has no LangGraph parts.
+// standard Request whose `body` is already read as an agent's (official
+// templates read it so, others call `request.json()`), `params`, `env`,
+// `uuid`, `clientIp`, `server`, `geo`, and `agent = { conversation_id, store }`
+// with a store that has no LangGraph parts.
 
 import { createContextStore } from './store.mjs';
 import { sseFrame } from './sse.mjs';
@@ -41,9 +44,41 @@ function clientHeaders(req) {
   return headers;
 }
 
-function parseBody(raw) {
-  const text = raw.toString('utf8');
-  return text.trim() === '' ? {} : JSON.parse(text);  // checked by the Python side already
+// `request.body` as the Python side decided it (emulator/runtime/request_body.py,
+// one rule for both languages): 'json' parses (the Python side parsed the same
+// bytes as JSON.parse does), 'empty' is {}, 'raw' is the Buffer itself.
+function requestBody(raw, kind) {
+  if (kind === 'raw') return raw;
+  if (kind === 'empty') return {};
+  return JSON.parse(raw.toString('utf8'));
+}
+
+// A copy of a body for a cloned request, so that changing one changes nothing in the other.
+function bodyCopy(body) {
+  return Buffer.isBuffer(body) ? Buffer.from(body) : structuredClone(body);
+}
+
+/**
+ * A cloud function's `context.request`: a standard Request (headers, method,
+ * url, signal, clone, and `json()` / `text()` / `arrayBuffer()` / `formData()`
+ * reading the body once, as any Request), whose `body` is the body already
+ * read as the platform's runtime gives it, where a Request has a stream.
+ */
+class FunctionRequest extends Request {
+  #body;
+
+  constructor(input, init, body) {
+    super(input, init);
+    this.#body = body;
+  }
+
+  get body() {
+    return this.#body;
+  }
+
+  clone() {
+    return new FunctionRequest(super.clone(), undefined, bodyCopy(this.#body));
+  }
 }
 
 function kvFor(client, meta) {
@@ -124,7 +159,7 @@ export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, ba
   let sandbox = null;
   return {
     request: {
-      body: parseBody(raw),
+      body: requestBody(raw, meta.body),
       headers: clientHeaders(req),
       query: meta.query,
       method: req.method,
@@ -167,12 +202,12 @@ function cloudFunctionStore(store) {
 
 export function functionContext({ meta, req, raw, signal, client, baseEnv }) {
   const hasBody = !['GET', 'HEAD'].includes(req.method) && raw.length > 0;
-  const request = new Request(meta.url, {
+  const request = new FunctionRequest(meta.url, {
     method: req.method,
     headers: clientHeaders(req),
     body: hasBody ? raw : undefined,
     signal,
-  });
+  }, requestBody(raw, meta.body));
   const store = createContextStore(client, {
     conversationId: meta.conversationId || undefined, runId: meta.runId });
   return {

@@ -1,5 +1,7 @@
 // Types of `context.store` for Node agents (store.mjs): the platform's Node
-// API, camelCase with one object of arguments. Framework types are kept
+// API, camelCase with one object of arguments (at run time a key a method does
+// not take is ignored, with a warning in serve's log, as JavaScript ignores a
+// property nobody reads; here it is a type error). Framework types are kept
 // structural so that this file needs no npm package; the adapters satisfy
 // LangGraph.js's BaseCheckpointSaver / BaseStore, OpenAI Agents JS's Session
 // and the Claude Agent SDK's SessionStore.
@@ -128,20 +130,24 @@ export interface ContextStore {
   readonly userId?: string;
   readonly state: StateStore;
 
-  appendMessage(args: WithConversation<{ role: Role; content: any; metadata?: Record<string, any>; userId?: string }>): Promise<string>;
-  appendMessages(args: WithConversation<{ messages: Array<{ role: Role; content: any; metadata?: Record<string, any> }>; userId?: string }>): Promise<string[]>;
-  getMessages(args: WithConversation<{ limit?: number; order?: Order; after?: string; before?: string }>): Promise<Message[]>;
+  /** `messageId`: the id the message gets (the store makes one when it is omitted). */
+  appendMessage(args: WithConversation<{ role: Role; content: any; metadata?: Record<string, any>; userId?: string; messageId?: string }>): Promise<string>;
+  appendMessages(args: WithConversation<{ messages: Array<{ role: Role; content: any; metadata?: Record<string, any>; messageId?: string }>; userId?: string }>): Promise<string[]>;
+  /** `userId` is accepted and ignored: it means nothing here in the platform's store doc. */
+  getMessages(args: WithConversation<{ limit?: number; order?: Order; after?: string; before?: string; userId?: string }>): Promise<Message[]>;
   getMessages(conversationId: string, options?: { limit?: number; order?: Order; after?: string; before?: string }): Promise<Message[]>;
   updateMessage(args: WithConversation<{ messageId: string; content?: any; metadata?: Record<string, any> | null }>): Promise<Message>;
   deleteMessage(args: WithConversation<{ messageId: string }>): Promise<void>;
-  clearMessages(args?: WithConversation<{}>): Promise<void>;
+  /** `userId` is accepted and ignored: it means nothing here in the platform's store doc. */
+  clearMessages(args?: WithConversation<{ userId?: string }>): Promise<void>;
   clearMessages(conversationId: string): Promise<void>;
   getConversation(args?: WithConversation<{}>): Promise<ConversationMeta | null>;
   getConversation(conversationId: string): Promise<ConversationMeta | null>;
   listConversations(args?: { limit?: number; order?: Order; after?: string; before?: string; userId?: string }): Promise<ListConversationsResult>;
   updateConversation(args: WithConversation<{ metadata: Record<string, any> }>): Promise<ConversationMeta>;
   updateConversation(conversationId: string, args: { metadata: Record<string, any> }): Promise<ConversationMeta>;
-  deleteConversation(args?: WithConversation<{}>): Promise<void>;
+  /** `userId` is accepted and ignored: it means nothing here in the platform's store doc. */
+  deleteConversation(args?: WithConversation<{ userId?: string }>): Promise<void>;
   deleteConversation(conversationId: string): Promise<void>;
   toAnthropicMessages(messages: Array<Pick<Message, 'role' | 'content' | 'metadata'>>): Array<{ role: string; content: any }>;
   toOpenAIInput(messages: Array<Pick<Message, 'role' | 'content' | 'metadata'>>): Array<{ role: string; content: any; [field: string]: any }>;

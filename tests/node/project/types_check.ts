@@ -21,6 +21,12 @@ export async function platformStyles(conversationId: string): Promise<void> {
   await store.updateConversation({ conversationId, metadata: { title: 't' } });
   const { items, nextCursor } = await store.listConversations({ userId: 'u', limit: 20 });
   await store.deleteConversation(conversationId);
+  // userId where templates pass it (accepted, no meaning there), messageId chosen by the caller
+  await store.getMessages({ conversationId, limit: 5, userId: 'u' });
+  await store.clearMessages({ conversationId, userId: 'u' });
+  await store.deleteConversation({ conversationId, userId: 'u' });
+  await store.appendMessage({ conversationId, role: 'assistant', content: 'a', messageId: 'm-1' });
+  await store.appendMessages({ conversationId, messages: [{ role: 'user', content: 'b', messageId: 'm-2' }] });
   const input = store.toOpenAIInput(older);
   const anthropic = store.toAnthropicMessages(messages);
   const saved = await store.state.get<{ step: number }>('session');
