@@ -16,11 +16,12 @@ The work itself is in :mod:`makers_store.inventory` (walking and counting),
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from . import copying, importer, index_repair, inventory, transfer, validate
-from .blob_ops import Blob, BlobInfo
+from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
@@ -46,19 +47,19 @@ class StoreAdmin:
 
     async def counts(self) -> StoreCounts:
         """Live conversations, their messages, state entries and index entries."""
-        return await inventory.store_counts(self._runner.blobs)
+        return await inventory.store_counts(self._runner)
 
     async def count_conversations(self) -> int:
         """How many conversation ids own data (a cheap walk: no meta is read);
         the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
-        return await inventory.count_conversations(self._runner.blobs)
+        return await inventory.count_conversations(self._runner)
 
     async def conversation_users(self, conversation_id: str) -> list[str] | None:
         """The user ids whose index lists the conversation (the ``user_id`` of
         its appends), or None when it does not exist. Not a field of
         ConversationMeta, whose fields are the platform's."""
         cid = validate.conversation_id(conversation_id)
-        return await inventory.conversation_users(self._runner.blobs, cid)
+        return await inventory.conversation_users(self._runner, cid)
 
     # --- the recency indexes -----------------------------------------------
 
@@ -66,7 +67,7 @@ class StoreAdmin:
         """Compare every index entry with the conversations' metas, and every
         meta with the entries it implies; ``.ok`` when nothing drifted.
         Read-only."""
-        return await index_repair.check_indexes(self._runner.blobs)
+        return await index_repair.check_indexes(self._runner)
 
     async def rebuild_index(
         self, *, on_conversation: Callable[[int], None] | None = None
@@ -74,15 +75,13 @@ class StoreAdmin:
         """Recreate every index entry from the conversations' metas, then
         delete the entries that are not current. ``on_conversation(n)``
         reports progress after each batch of ``n`` conversations."""
-        return await index_repair.rebuild_indexes(
-            self._runner.blobs, on_conversation=on_conversation
-        )
+        return await index_repair.rebuild_indexes(self._runner, on_conversation=on_conversation)
 
     async def iter_index_entries(self, *, user_id: str | None = None) -> AsyncIterator[IndexEntry]:
         """Every raw index entry (the recency index, then the per-user ones),
         or only ``user_id``'s, each judged against its conversation's meta."""
         uid = validate.optional_user_id(user_id)
-        async for entry in index_repair.iter_index_entries(self._runner.blobs, user_id=uid):
+        async for entry in index_repair.iter_index_entries(self._runner, user_id=uid):
             yield entry
 
     # --- export, import, copy ----------------------------------------------
@@ -101,7 +100,7 @@ class StoreAdmin:
         exported only when nothing is selected. The format:
         :mod:`makers_store.transfer`."""
         return await transfer.export_jsonl(
-            self._runner.blobs,
+            self._runner,
             write,
             conversation_ids=conversation_ids,
             user_id=user_id,
@@ -122,18 +121,13 @@ class StoreAdmin:
         again). ``progress(line, lines)`` reports records read;
         ``on_conversation(done, conversations)`` runs after each conversation."""
         return await importer.import_jsonl(
-            self._runner.blobs,
-            source,
-            progress=progress,
-            on_conversation=on_conversation,
-            ids=self._runner.ids,
-            retry=self._runner.retry,
+            self._runner, source, progress=progress, on_conversation=on_conversation
         )
 
     async def count_units(self) -> int:
         """How many conversations and blobs outside them the store holds: the
         progress total of :meth:`copy_to`."""
-        return await copying.count_units(self._runner.blobs)
+        return await copying.count_units(self._runner)
 
     async def copy_to(
         self,
@@ -149,18 +143,13 @@ class StoreAdmin:
         what exists only in the destination. ``progress(n)`` runs after each
         conversation and page of blobs. Copy a store nobody is writing to. In
         blocking code both stores share one :class:`~makers_store.Portal`
-        (the copy uses the destination from the source's event loop)."""
+        (the copy uses the destination from the source's event loop). The
+        destination's writes run through its own runner: its clock, ids and
+        retry policy hold there."""
         target = destination.runner
         if target.blobs is self._runner.blobs:
             raise MemoryValidationError("destination is this store: copy_to needs another one")
-        return await copying.copy_store(
-            self._runner.blobs,
-            target.blobs,
-            prune=prune,
-            progress=progress,
-            ids=target.ids,
-            retry=target.retry,
-        )
+        return await copying.copy_store(self._runner, target, prune=prune, progress=progress)
 
     # --- raw blobs -----------------------------------------------------------
 
@@ -179,7 +168,8 @@ class StoreAdmin:
         shown = 0
         while limit is None or shown < limit:
             size = BLOB_PAGE if limit is None else min(BLOB_PAGE, limit - shown)
-            batch = await self._runner.blobs.list(prefix, start_after=start_after, limit=size)
+            read = functools.partial(list_keys, prefix, start_after=start_after, limit=size)
+            batch = await self._runner.run(read, write=False)
             for info in batch:
                 yield info
             shown += len(batch)
@@ -192,4 +182,4 @@ class StoreAdmin:
         ``makers-store blob get`` shows."""
         if not isinstance(key, str) or not key:
             raise MemoryValidationError(f"key must be a non-empty string, got {key!r}")
-        return await self._runner.blobs.get(key)
+        return await self._runner.run(lambda: get(key), write=False)

@@ -20,6 +20,7 @@ the destination are left alone and counted, or deleted with ``prune=True``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import tempfile
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
@@ -27,15 +28,11 @@ from dataclasses import asdict, dataclass
 from typing import IO, Any
 
 from . import adapter_keys, keys
-from .blob import BlobStore
 from .blob_ops import Entry, Op, Program, delete, delete_many, list_keys, put, scan
-from .clock import IdSource, random_suffix
 from .codec import ConversationRecord, dumps_line, live_record
 from .importer import import_jsonl
 from .inventory import count_conversations, iter_conversations
-from .layout import ensure_layout
 from .programs import delete_conversation
-from .retry import DEFAULT_RETRY, RetryPolicy
 from .runner import UnitRunner
 from .transfer import FORMAT, OUTSIDE_RANGES, VERSION, TransferCounts, export_conversation
 
@@ -117,7 +114,7 @@ class _Export:
 
 
 async def _export(
-    blobs: BlobStore, cid: str, record: ConversationRecord | None, *, keep: bool
+    runner: UnitRunner, cid: str, record: ConversationRecord | None, *, keep: bool
 ) -> _Export:
     out = _Export(keep)
     live = live_record(record)
@@ -125,16 +122,16 @@ async def _export(
     def emit(line: dict[str, Any]) -> None:
         out.write(dumps_line(line) + "\n")
 
-    await export_conversation(blobs, cid, live, emit, TransferCounts())
+    await export_conversation(runner, cid, live, emit, TransferCounts())
     return out
 
 
 class _Destination:
     """The destination's conversations, walked in key order next to the source's."""
 
-    def __init__(self, blobs: BlobStore) -> None:
+    def __init__(self, runner: UnitRunner) -> None:
         self._walk: AsyncIterator[tuple[str, ConversationRecord | None]] = aiter(
-            iter_conversations(blobs)
+            iter_conversations(runner)
         )
         self._head: tuple[str, ConversationRecord | None] | None = None
         self._done = False
@@ -163,13 +160,12 @@ class _Destination:
 
 
 async def _copy_conversation(
-    src: BlobStore,
-    dst: BlobStore,
+    src: UnitRunner,
+    dst: UnitRunner,
     cid: str,
     record: ConversationRecord | None,
     theirs: tuple[bool, ConversationRecord | None],
     report: CopyReport,
-    writes: UnitRunner,
 ) -> None:
     mine = await _export(src, cid, record, keep=True)
     try:
@@ -179,42 +175,41 @@ async def _copy_conversation(
             if same.digest.digest() == mine.digest.digest():
                 report.conversations_unchanged += 1
                 return
-        await import_jsonl(dst, mine.lines, ids=writes.ids, retry=writes.retry)
+        await import_jsonl(dst, mine.lines)
         report.conversations_written += 1
         report.bytes_written += mine.size
     finally:
         mine.close()
 
 
-async def _drop(writes: UnitRunner, cid: str, prune: bool, report: CopyReport) -> None:
+async def _drop(dst: UnitRunner, cid: str, prune: bool, report: CopyReport) -> None:
     report.extra_conversations += 1
     if prune:
-        await writes.run(lambda: delete_conversation(cid), write=True)
+        await dst.run(lambda: delete_conversation(cid), write=True)
         report.pruned_conversations += 1
 
 
 async def _copy_conversations(
-    src: BlobStore,
-    dst: BlobStore,
+    src: UnitRunner,
+    dst: UnitRunner,
     report: CopyReport,
     *,
     prune: bool,
     progress: Callable[[int], None] | None,
-    writes: UnitRunner,
 ) -> None:
     theirs = _Destination(dst)
     async for cid, record in iter_conversations(src):
         if record is not None and not record.live:
             continue  # being deleted in the source: as if gone
         async for extra in theirs.before(cid):
-            await _drop(writes, extra, prune, report)
+            await _drop(dst, extra, prune, report)
         report.conversations += 1
         held = await theirs.take(cid)
-        await _copy_conversation(src, dst, cid, record, held, report, writes)
+        await _copy_conversation(src, dst, cid, record, held, report)
         if progress is not None:
             progress(1)
     async for extra in theirs.before(None):
-        await _drop(writes, extra, prune, report)
+        await _drop(dst, extra, prune, report)
 
 
 # --- blobs outside conversations -----------------------------------------------------
@@ -250,21 +245,23 @@ def _write_all(entries: list[Entry]) -> Generator[Op, Any, None]:
         yield from put(entry.key, entry.data)
 
 
-async def _apply(dst: BlobStore, entries: list[Entry]) -> None:
+async def _apply(dst: UnitRunner, entries: list[Entry]) -> None:
     """One unit on a transactional destination; concurrent chunks on object storage."""
     if not entries:
         return
-    if dst.capabilities.atomic:
-        await dst.run(_write_all(entries), write=True)
+    if dst.blobs.capabilities.atomic:
+        await dst.run(lambda: _write_all(entries), write=True)
         return
     size = -(-len(entries) // PARALLEL_CHUNKS)
     chunks = [entries[i : i + size] for i in range(0, len(entries), size)]
-    await asyncio.gather(*(dst.run(_write_all(chunk), write=True) for chunk in chunks))
+    # partial, not a lambda: each unit must keep its own chunk
+    units = [functools.partial(_write_all, chunk) for chunk in chunks]
+    await asyncio.gather(*(dst.run(unit, write=True) for unit in units))
 
 
 async def _copy_range(
-    src: BlobStore,
-    dst: BlobStore,
+    src: UnitRunner,
+    dst: UnitRunner,
     start: str | None,
     end: str | None,
     report: CopyReport,
@@ -274,18 +271,18 @@ async def _copy_range(
 ) -> None:
     after = start
     while True:
-        page = await src.run(_page(after, end), write=False)
+        page = await src.run(functools.partial(_page, after, end), write=False)
         # The destination's blobs in the same key range, to skip equal ones
         # and find keys the source lacks.
         upto = page[-1].key + "\0" if len(page) == PAGE else end
-        theirs = await dst.run(_range(after, upto), write=False)
+        theirs = await dst.run(functools.partial(_range, after, upto), write=False)
         mine = {entry.key for entry in page}
         changed = [entry for entry in page if theirs.get(entry.key) != entry.data]
         await _apply(dst, changed)
         extra = [key for key in theirs if key not in mine]
         report.extra_blobs += len(extra)
         if prune and extra:  # one batch, one request per 1,000 keys on object storage
-            await dst.run(delete_many(extra), write=True)
+            await dst.run(functools.partial(delete_many, extra), write=True)
             report.pruned_blobs += len(extra)
         report.blobs += len(page)
         report.blobs_written += len(changed)
@@ -305,35 +302,32 @@ async def _copy_range(
 # --- the copy -------------------------------------------------------------------------
 
 
-async def count_units(blobs: BlobStore) -> int:
+async def count_units(runner: UnitRunner) -> int:
     """How many conversations and blobs outside them a store holds (the copy's
     progress total)."""
     outside = 0
     for start, end in OUTSIDE_RANGES:
-        outside += await blobs.run(_count(start, end), write=False)
-    return await count_conversations(blobs) + outside
+        outside += await runner.run(functools.partial(_count, start, end), write=False)
+    return await count_conversations(runner) + outside
 
 
 async def copy_store(
-    src: BlobStore,
-    dst: BlobStore,
+    src: UnitRunner,
+    dst: UnitRunner,
     *,
     prune: bool = False,
     progress: Callable[[int], None] | None = None,
-    ids: IdSource = random_suffix,
-    retry: RetryPolicy = DEFAULT_RETRY,
 ) -> CopyReport:
-    """Copy every conversation and every blob outside them from ``src`` into
-    ``dst``; ``progress(n)`` after each conversation and page of blobs. ``ids``
-    and ``retry`` are the destination's (its new generation names, and how a
-    conversation's unit is run again when it lost a race)."""
-    writes = UnitRunner(dst, ids=ids, retry=retry)
+    """Copy every conversation and every blob outside them from ``src``'s store
+    into ``dst``'s; ``progress(n)`` after each conversation and page of blobs.
+    Each side's units run through its own runner, so the destination's ids
+    name its new generations and its retry policy reruns a unit that lost a
+    race there."""
     report = CopyReport()
-    await ensure_layout(src)
-    await ensure_layout(dst, write=True)
-    await _copy_conversations(src, dst, report, prune=prune, progress=progress, writes=writes)
+    await _copy_conversations(src, dst, report, prune=prune, progress=progress)
     for start, end in OUTSIDE_RANGES:
         await _copy_range(src, dst, start, end, report, prune=prune, progress=progress)
     if report.langgraph_store_written:  # items blob by blob: the next use reindexes
-        await dst.run(delete(adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True), write=True)
+        reindex = functools.partial(delete, adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True)
+        await dst.run(reindex, write=True)
     return report

@@ -13,13 +13,12 @@ file are untouched, so importing the same file twice leaves the same store.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 
 from . import adapter_keys
-from .blob import BlobStore
 from .blob_ops import Program, delete, put
-from .clock import IdSource, random_suffix
 from .import_records import (
     MAX_BLOB_KEY_BYTES,
     MAX_IMPORTED_SEQ,
@@ -31,9 +30,8 @@ from .import_records import (
     plan_jsonl,
     validate_jsonl,
 )
-from .layout import ensure_layout
 from .replacing import replace_conversation
-from .retry import DEFAULT_RETRY, RetryPolicy
+from .runner import UnitRunner
 from .transfer import CHUNK_BYTES, TransferCounts
 
 __all__ = [
@@ -55,8 +53,8 @@ def _put_all(items: list[tuple[str, bytes]]) -> Program[None]:
 class _Writer:
     """Blobs outside conversations, written in units of up to CHUNK_BYTES."""
 
-    def __init__(self, blobs: BlobStore) -> None:
-        self.blobs = blobs
+    def __init__(self, runner: UnitRunner) -> None:
+        self.runner = runner
         self.pending: list[tuple[str, bytes]] = []
         self.pending_bytes = 0
 
@@ -69,7 +67,7 @@ class _Writer:
     async def flush(self) -> None:
         if self.pending:
             items, self.pending, self.pending_bytes = self.pending, [], 0
-            await self.blobs.run(_put_all(items), write=True)
+            await self.runner.run(lambda: _put_all(items), write=True)
 
 
 class _Lines:
@@ -119,20 +117,19 @@ class _Lines:
             self._progress(number, self._lines)
 
 
-async def _replace(
-    blobs: BlobStore, lines: _Lines, span: Span, ids: IdSource, retry: RetryPolicy
-) -> None:
-    """Replace one conversation in one unit, again (under ``retry``, the
-    store's one policy) when a writer of the same conversation got in between."""
+async def _replace(runner: UnitRunner, lines: _Lines, span: Span) -> None:
+    """Replace one conversation in one unit, again (under the runner's retry
+    policy, the store's one) when a writer of the same conversation got in
+    between; the new generation is named by the runner's ids."""
     attempts = itertools.count()
 
     def make() -> Program[None]:
         records = lines.take(span.last_line) if next(attempts) == 0 else lines.again(span)
         return replace_conversation(
-            span.cid, records, has_conversation=span.has_conversation, new_generation=ids
+            span.cid, records, has_conversation=span.has_conversation, new_generation=runner.ids
         )
 
-    await retry.run(lambda: blobs.run(make(), write=True))
+    await runner.run(make, write=True)
     lines.skip(span.last_line)
 
 
@@ -144,26 +141,23 @@ def _count(counts: TransferCounts, span: Span) -> None:
 
 
 async def import_jsonl(
-    blobs: BlobStore,
+    runner: UnitRunner,
     source: Callable[[], Iterable[str | bytes]],
     *,
     progress: Callable[[int, int], None] | None = None,
     on_conversation: Callable[[int, int], None] | None = None,
-    ids: IdSource = random_suffix,
-    retry: RetryPolicy = DEFAULT_RETRY,
 ) -> TransferCounts:
     """Validate every line of ``source()`` then write them (``source`` is
     called once per pass, and again for a conversation whose unit is retried).
     ``progress(line, lines)`` reports records read; ``on_conversation(done,
     conversations)`` runs after each conversation is replaced (a stop there
     leaves every conversation of the file either replaced or untouched).
-    ``ids`` names the new generations (:mod:`makers_store.replacing`);
-    ``retry`` runs a conversation's unit again when it lost a race."""
+    The runner's ids name the new generations (:mod:`makers_store.replacing`);
+    its retry policy runs a conversation's unit again when it lost a race."""
     plan: Plan = plan_jsonl(source())
-    await ensure_layout(blobs, write=True)
     counts = TransferCounts()
     lines = _Lines(source, plan.lines, progress)
-    writer = _Writer(blobs)
+    writer = _Writer(runner)
     spans = iter(plan.spans)
     span = next(spans, None)
     done = 0
@@ -172,7 +166,7 @@ async def import_jsonl(
         number, record = lines.head
         if span is not None and number == span.first_line:
             await writer.flush()
-            await _replace(blobs, lines, span, ids, retry)
+            await _replace(runner, lines, span)
             _count(counts, span)
             done += 1
             if on_conversation is not None:
@@ -186,5 +180,6 @@ async def import_jsonl(
             await writer.put(record.key, record.data)
     await writer.flush()
     if langgraph:  # items written blob by blob: the LangGraph store reindexes on next use
-        await blobs.run(delete(adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True), write=True)
+        reindex = functools.partial(delete, adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True)
+        await runner.run(reindex, write=True)
     return counts

@@ -9,17 +9,17 @@ in is :class:`makers_store.admin.StoreAdmin` (``store.admin``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
-from .blob import BlobStore
 from .blob_ops import Op, Program, delete, get, list_keys, put
 from .codec import ConversationRecord, live_record
 from .inventory import CONVERSATION_BATCH, KEY_BATCH, Found, conversation_page
-from .layout import ensure_layout
 from .programs import entry_is_current, index_keys, load_meta, load_meta_at
+from .runner import UnitRunner
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,15 +103,15 @@ def _index_prefixes(user_id: str | None) -> list[str]:
 
 
 async def iter_index_entries(
-    blobs: BlobStore, *, user_id: str | None = None
+    runner: UnitRunner, *, user_id: str | None = None
 ) -> AsyncIterator[IndexEntry]:
     """Every raw index entry (the recency index, then the per-user ones), or
     only ``user_id``'s, each judged against its conversation's meta."""
-    await ensure_layout(blobs)
     for prefix in _index_prefixes(user_id):
         start_after: str | None = None
         while True:
-            page = await blobs.run(_entry_page(prefix, start_after), write=False)
+            read = functools.partial(_entry_page, prefix, start_after)
+            page = await runner.run(read, write=False)
             for entry in page:
                 yield entry
             if len(page) < KEY_BATCH:
@@ -174,11 +174,11 @@ def _missing_entries(found: list[Found]) -> Program[list[IndexDrift]]:
     return missing
 
 
-async def check_indexes(blobs: BlobStore) -> IndexCheck:
+async def check_indexes(runner: UnitRunner) -> IndexCheck:
     """Compare every index entry with the metas, and every meta with the
     entries it implies."""
     report = IndexCheck()
-    async for entry in iter_index_entries(blobs):
+    async for entry in iter_index_entries(runner):
         report.entries += 1
         if entry.owed:
             report.owed += 1
@@ -188,10 +188,11 @@ async def check_indexes(blobs: BlobStore) -> IndexCheck:
             )
     position: str | None = None
     while True:
-        program = conversation_page(position, CONVERSATION_BATCH)
-        page, position = await blobs.run(program, write=False)
+        read = functools.partial(conversation_page, position, CONVERSATION_BATCH)
+        page, position = await runner.run(read, write=False)
         report.conversations += sum(1 for _, record in page if live_record(record))
-        report.drift.extend(await blobs.run(_missing_entries(page), write=False))
+        missing = functools.partial(_missing_entries, page)
+        report.drift.extend(await runner.run(missing, write=False))
         if position is None:
             return report
 
@@ -238,19 +239,18 @@ def _remove_stale(prefix: str, start_after: str | None) -> Program[tuple[int, st
 
 
 async def rebuild_indexes(
-    blobs: BlobStore, *, on_conversation: Callable[[int], None] | None = None
+    runner: UnitRunner, *, on_conversation: Callable[[int], None] | None = None
 ) -> RebuildSummary:
     """Recreate every index entry from the conversations' metas, then delete
     the entries that are not current. ``on_conversation(n)`` reports progress
     after each batch of ``n`` conversations."""
-    await ensure_layout(blobs, write=True)
     live = created = removed = 0
     position: str | None = None
     while True:
-        page, position = await blobs.run(
-            conversation_page(position, CONVERSATION_BATCH, with_meta=False), write=False
-        )
-        done, made = await blobs.run(_create_entries([cid for cid, _ in page]), write=True)
+        read = functools.partial(conversation_page, position, CONVERSATION_BATCH, with_meta=False)
+        page, position = await runner.run(read, write=False)
+        create = functools.partial(_create_entries, [cid for cid, _ in page])
+        done, made = await runner.run(create, write=True)
         live, created = live + done, created + made
         if on_conversation is not None:
             on_conversation(len(page))
@@ -259,7 +259,8 @@ async def rebuild_indexes(
     for prefix in _index_prefixes(None):
         start_after: str | None = None
         while True:
-            gone, start_after = await blobs.run(_remove_stale(prefix, start_after), write=True)
+            remove = functools.partial(_remove_stale, prefix, start_after)
+            gone, start_after = await runner.run(remove, write=True)
             removed += gone
             if start_after is None:
                 break

@@ -5,21 +5,23 @@ The work is done by I/O-free programs over the blob operations (as in
 batches, so a store of any size is walked with bounded memory and no unit of
 work grows with the store. Conversations are enumerated by skip-scanning the
 ``c/`` prefix: list one key, then jump past that conversation's prefix.
-The public way in is :class:`makers_store.admin.StoreAdmin` (``store.admin``).
+Every unit runs through the store's :class:`~makers_store.runner.UnitRunner`
+(which brings the store to the current layout first). The public way in is
+:class:`makers_store.admin.StoreAdmin` (``store.admin``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from typing import Any
 
 from . import keys, names
-from .blob import BlobStore
 from .blob_ops import Op, Program, list_keys, prefix_end
 from .codec import ConversationRecord
-from .layout import ensure_layout
 from .programs import load_meta_at, visible_meta
+from .runner import UnitRunner
 
 #: Conversations per unit of work when walking the store.
 CONVERSATION_BATCH = 100
@@ -54,26 +56,26 @@ def conversation_page(
 
 
 async def iter_conversations(
-    blobs: BlobStore, *, with_meta: bool = True
+    runner: UnitRunner, *, with_meta: bool = True
 ) -> AsyncIterator[tuple[str, ConversationRecord | None]]:
     """Every conversation id owning data, with its stored meta (possibly None,
     possibly marked deleting), one batch per unit of work."""
-    await ensure_layout(blobs)
     position: str | None = None
     while True:
-        page, position = await blobs.run(
-            conversation_page(position, CONVERSATION_BATCH, with_meta=with_meta), write=False
+        read = functools.partial(
+            conversation_page, position, CONVERSATION_BATCH, with_meta=with_meta
         )
+        page, position = await runner.run(read, write=False)
         for item in page:
             yield item
         if position is None:
             return
 
 
-async def count_conversations(blobs: BlobStore) -> int:
+async def count_conversations(runner: UnitRunner) -> int:
     """How many conversation ids own data (a cheap walk: no meta is read)."""
     count = 0
-    async for _ in iter_conversations(blobs, with_meta=False):
+    async for _ in iter_conversations(runner, with_meta=False):
         count += 1
     return count
 
@@ -119,11 +121,11 @@ def _index_count() -> Program[int]:
     return (yield from count_keys(keys.INDEX_ALL)) + (yield from count_keys(keys.INDEX_USERS))
 
 
-async def store_counts(blobs: BlobStore) -> StoreCounts:
+async def store_counts(runner: UnitRunner) -> StoreCounts:
     """Live conversations, their messages, state entries and index entries."""
     conversations = messages = state_entries = 0
     pending: list[tuple[str, ConversationRecord | None]] = []
-    async for cid, record in iter_conversations(blobs):
+    async for cid, record in iter_conversations(runner):
         if record is not None and not record.live:
             continue
         if record is not None:
@@ -131,18 +133,18 @@ async def store_counts(blobs: BlobStore) -> StoreCounts:
             messages += record.message_count
         pending.append((cid, record))
         if len(pending) == CONVERSATION_BATCH:
-            state_entries += await blobs.run(_state_counts(pending), write=False)
+            count = functools.partial(_state_counts, pending)
+            state_entries += await runner.run(count, write=False)
             pending = []
     if pending:
-        state_entries += await blobs.run(_state_counts(pending), write=False)
-    index_entries = await blobs.run(_index_count(), write=False)
+        state_entries += await runner.run(lambda: _state_counts(pending), write=False)
+    index_entries = await runner.run(_index_count, write=False)
     return StoreCounts(conversations, messages, state_entries, index_entries)
 
 
-async def conversation_users(blobs: BlobStore, conversation_id: str) -> list[str] | None:
+async def conversation_users(runner: UnitRunner, conversation_id: str) -> list[str] | None:
     """The user ids whose index lists the conversation (``user_id`` of its
     appends), or None when it does not exist. Not part of ConversationMeta,
     whose fields are the platform's; ``conv show`` prints them."""
-    await ensure_layout(blobs)
-    record = await blobs.run(visible_meta(conversation_id), write=False)
+    record = await runner.run(lambda: visible_meta(conversation_id), write=False)
     return None if record is None else list(record.user_ids)

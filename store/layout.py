@@ -8,15 +8,20 @@ before that may hold keys with longer segments (on SQLite and PostgreSQL, and
 on S3 below its 1,024-byte limit), which the current code would not find.
 
 :func:`ensure_layout` runs before a store's first unit of work in a process
-(every entry point calls it; it is remembered per backend object): one read
-of the marker blob ``v/layout``. When the marker is missing or older, every
-key is listed once and each key in the old form is moved to its current
-form (one unit per key: on SQLite and PostgreSQL the copy, the names of its
+(the unit runner, :class:`~makers_store.runner.UnitRunner`, calls it before
+every unit, so every entry point does; it is remembered per backend object):
+one read of the marker blob ``v/layout``. When the marker is missing or
+older, every key is listed once and each key in the old form is moved to its
+current form (one unit per key: on SQLite and PostgreSQL the copy, the names of its
 bounded ids (:mod:`makers_store.names`) and the removal of the old key are
 one transaction; on object storage a move cut short is finished by the next
 run, which finds the old key again), then the marker is written. An empty
 store has nothing to move: its first write writes the marker, so read
 commands never write to a store of the current layout.
+
+This is the one module that runs units on a backend without the runner:
+the runner depends on it, and moving keys needs no retry (a unit cut short
+is finished by the next run).
 
 Move a store while nothing else writes to it: a write by another process to
 a conversation being moved may be lost. A store that cannot be written

@@ -350,7 +350,9 @@ written again, so a second run writes nothing. ``prune=True`` deletes
 what exists only in the destination. ``progress(n)`` runs after each
 conversation and page of blobs. Copy a store nobody is writing to. In
 blocking code both stores share one :class:`~makers_store.Portal`
-(the copy uses the destination from the source's event loop)."""
+(the copy uses the destination from the source's event loop). The
+destination's writes run through its own runner: its clock, ids and
+retry policy hold there."""
         return self._portal.call(self._async.copy_to(destination.async_store, prune=prune, progress=progress))
 
     def list_blobs(self, prefix: str='', *, start_after: str | None=None, limit: int | None=None) -> Generator[BlobInfo, None, None]:

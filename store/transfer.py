@@ -25,18 +25,18 @@ Import: see :mod:`makers_store.importer`.
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from . import keys, names, validate
-from .blob import BlobStore
 from .blob_ops import Entry, Program, list_keys, scan
 from .codec import ConversationRecord, decode_message, decode_state, dumps_line, live_record
 from .errors import MemoryNotFoundError
 from .inventory import iter_conversations
-from .layout import ensure_layout
 from .programs import load_meta
+from .runner import UnitRunner
 
 FORMAT = "makers-store-export"
 VERSION = 1
@@ -100,10 +100,11 @@ Chunk = tuple[list[Entry], bool]
 
 
 async def _values(
-    blobs: BlobStore, prefix: str, start_after: str | None = None, end_before: str | None = None
+    runner: UnitRunner, prefix: str, start_after: str | None = None, end_before: str | None = None
 ) -> AsyncIterator[Entry]:
     while True:
-        chunk, last = await blobs.run(_chunk(prefix, start_after, end_before), write=False)
+        read = functools.partial(_chunk, prefix, start_after, end_before)
+        chunk, last = await runner.run(read, write=False)
         for blob in chunk:
             yield blob
         if last or not chunk:
@@ -152,7 +153,7 @@ def _ranges(cid: str, record: ConversationRecord | None) -> list[Range]:
 
 
 async def export_conversation(
-    blobs: BlobStore,
+    runner: UnitRunner,
     cid: str,
     record: ConversationRecord | None,
     emit: Callable[[dict[str, Any]], None],
@@ -160,14 +161,14 @@ async def export_conversation(
 ) -> None:
     """Emit one conversation's records (``record``: its live meta or None)."""
     ranges = _ranges(cid, record)
-    small = await blobs.run(_small(ranges), write=False)
+    small = await runner.run(lambda: _small(ranges), write=False)
 
     async def values(index: int) -> AsyncIterator[Entry]:
         if small is not None:
             for entry in small[index]:
                 yield entry
         else:
-            async for entry in _values(blobs, *ranges[index]):
+            async for entry in _values(runner, *ranges[index]):
                 yield entry
 
     section = 0
@@ -193,7 +194,8 @@ async def export_conversation(
         segment = keys.state_segment_of_key(blob.key)
         name = keys.id_of_segment(segment)
         if name is None:  # a bounded one: its name blob says
-            name = await blobs.run(names.resolve(keys.id_segment(cid), segment), write=False)
+            resolve = functools.partial(names.resolve, keys.id_segment(cid), segment)
+            name = await runner.run(resolve, write=False)
         value = decode_state(blob.data)
         emit({"type": "state", "conversation_id": cid, "key": name, "value": value})
     adapters = keys.adapters_prefix(cid)
@@ -212,14 +214,14 @@ def _meta_of(cid: str) -> Program[ConversationRecord | None]:
 
 
 async def _selected(
-    blobs: BlobStore, conversation_ids: Sequence[str]
+    runner: UnitRunner, conversation_ids: Sequence[str]
 ) -> AsyncIterator[tuple[str, ConversationRecord | None]]:
     for cid in conversation_ids:
-        yield cid, await blobs.run(_meta_of(cid), write=False)
+        yield cid, await runner.run(functools.partial(_meta_of, cid), write=False)
 
 
 async def export_jsonl(
-    blobs: BlobStore,
+    runner: UnitRunner,
     write: Callable[[str], object],
     *,
     conversation_ids: Sequence[str] | None = None,
@@ -232,9 +234,8 @@ async def export_jsonl(
     nothing is selected."""
     ids = list(dict.fromkeys(validate.conversation_id(cid) for cid in conversation_ids or ()))
     uid = validate.optional_user_id(user_id)
-    await ensure_layout(blobs)
     for cid in ids:
-        if not await blobs.run(_exists(cid), write=False):
+        if not await runner.run(functools.partial(_exists, cid), write=False):
             raise MemoryNotFoundError(f"conversation_id {cid!r} does not exist")
 
     def emit(record: dict[str, Any]) -> None:
@@ -242,17 +243,17 @@ async def export_jsonl(
 
     counts = TransferCounts()
     emit({"type": "header", "format": FORMAT, "version": VERSION})
-    walk = _selected(blobs, ids) if ids else iter_conversations(blobs)
+    walk = _selected(runner, ids) if ids else iter_conversations(runner)
     async for cid, record in walk:
         if record is None or record.live:
             live = live_record(record)
             if uid is None or (live is not None and uid in live.user_ids):
-                await export_conversation(blobs, cid, live, emit, counts)
+                await export_conversation(runner, cid, live, emit, counts)
         if on_conversation is not None:
             on_conversation()
     if not ids and uid is None:
         for start, end in OUTSIDE_RANGES:
-            async for blob in _values(blobs, "", start, end):
+            async for blob in _values(runner, "", start, end):
                 counts.blobs += 1
                 emit({"type": "blob", "key": blob.key, "data_base64": _b64(blob.data)})
     return counts

@@ -15,6 +15,7 @@ from makers_store.copying import copy_store, count_units
 from makers_store.emulator.memory import MemoryMap
 from makers_store.factory import open_blob_store
 from makers_store.index_repair import check_indexes
+from makers_store.runner import UnitRunner
 from tests.backends import BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, CrashingBlobStore
 
@@ -70,11 +71,11 @@ async def test_copy_between_backends(source: str, destination: str, tmp_path: Pa
         expected = await view(src)
         dst = makers_store.ContextStore(open_blob_store(backend_url(destination, tmp_path / "dst")))
         async with dst:
-            report = await copy_store(src.blobs, dst.blobs)
+            report = await copy_store(src.runner, dst.runner)
             assert report.conversations == report.conversations_written == 8  # 7, and "x"
-            assert await count_units(src.blobs) == 8
+            assert await count_units(src.runner) == 8
             assert await view(dst) == expected
-            again = await copy_store(src.blobs, dst.blobs)
+            again = await copy_store(src.runner, dst.runner)
             assert (again.conversations_written, again.conversations_unchanged) == (0, 8)
             assert again.bytes_written == 0
             # the copy is a working store: it takes new writes
@@ -87,10 +88,10 @@ async def test_extra_destination_blobs_are_kept_or_pruned() -> None:
     dst = makers_store.open_store("memory://")
     await populate(src, 2)
     await dst.append_message(conversation_id="only here", role="user", content="x")
-    report = await copy_store(src.blobs, dst.blobs)
+    report = await copy_store(src.runner, dst.runner)
     assert report.extra_conversations == 1 and report.pruned_conversations == 0
     assert await dst.get_conversation(conversation_id="only here") is not None
-    report = await copy_store(src.blobs, dst.blobs, prune=True)
+    report = await copy_store(src.runner, dst.runner, prune=True)
     assert report.pruned_conversations == 1
     assert await view(dst) == await view(src)
 
@@ -101,13 +102,13 @@ async def test_an_interrupted_copy_is_finished_by_running_it_again() -> None:
     data = MemoryMap()
     for crash_at in (1, 207, 10):  # ops count from the start of each run
         with pytest.raises(Crash):
-            await copy_store(src.blobs, CrashingBlobStore(data, crash_at))
+            await copy_store(src.runner, UnitRunner(CrashingBlobStore(data, crash_at)))
         # what was copied so far is consistent: no conversation shows without its meta
         partial = makers_store.ContextStore(CrashingBlobStore(data, None))
         for meta in (await partial.list_conversations(limit=100)).items:
             messages = await partial.get_messages(conversation_id=meta.conversation_id)
             assert len(messages) == meta.message_count
-    finished = await copy_store(src.blobs, CrashingBlobStore(data, None))
+    finished = await copy_store(src.runner, UnitRunner(CrashingBlobStore(data, None)))
     assert 0 < finished.conversations_written < finished.conversations  # done ones are kept
     assert await view(makers_store.ContextStore(CrashingBlobStore(data, None))) == await view(src)
 
@@ -133,7 +134,7 @@ async def test_a_copy_over_an_older_copy_cut_short_anywhere_shows_one_version() 
         )
         await src.bind(cid).state.set("v", 1)
     older = MemoryMap()
-    await copy_store(src.blobs, CrashingBlobStore(older, None))
+    await copy_store(src.runner, UnitRunner(CrashingBlobStore(older, None)))
     # the source moves on: edited, deleted, appended messages and new state
     first = (await src.get_messages(conversation_id="a"))[0]
     await src.update_message(conversation_id="a", message_id=first.message_id, content="edited")
@@ -150,21 +151,22 @@ async def test_a_copy_over_an_older_copy_cut_short_anywhere_shows_one_version() 
     }
     after = {cid: await conversation_view(src, cid) for cid in ("a", "b")}
     counting = CrashingBlobStore(copy_map(older), None)
-    await copy_store(src.blobs, counting)
+    await copy_store(src.runner, UnitRunner(counting))
     assert counting.ops > 20
     for crash_at in range(counting.ops):
         data = copy_map(older)
         with pytest.raises(Crash):
-            await copy_store(src.blobs, CrashingBlobStore(data, crash_at))
+            await copy_store(src.runner, UnitRunner(CrashingBlobStore(data, crash_at)))
         left = makers_store.ContextStore(CrashingBlobStore(data, None))
         for cid in ("a", "b"):
             seen = await conversation_view(left, cid)
             assert seen in (before[cid], after[cid]), (crash_at, cid)
-        await copy_store(src.blobs, CrashingBlobStore(data, None))  # a rerun finishes it
+        # a rerun finishes it
+        await copy_store(src.runner, UnitRunner(CrashingBlobStore(data, None)))
         assert {cid: await conversation_view(left, cid) for cid in ("a", "b")} == after
         # a kill between the swap and the removal of the old index entry leaves
         # it behind: readers skip it, `index check` names it, `index rebuild` drops it
-        drift = (await check_indexes(left.blobs)).drift
+        drift = (await check_indexes(left.runner)).drift
         assert all(item.kind == "stale" for item in drift), drift
 
 
@@ -192,11 +194,11 @@ async def test_langgraph_store_items_written_blob_by_blob_are_reindexed(how: str
     await src.langgraph_store.aput(("mem", "u1"), "shared", {"v": "new"})
     await src.langgraph_store.aput(("mem", "u2"), "theirs", {"v": "src"})
     if how == "copy":
-        await copy_store(src.blobs, dst.blobs)
+        await copy_store(src.runner, dst.runner)
     else:
         out = io.StringIO()
-        await export_jsonl(src.blobs, out.write)
-        await import_jsonl(dst.blobs, lambda: out.getvalue().splitlines(keepends=True))
+        await export_jsonl(src.runner, out.write)
+        await import_jsonl(dst.runner, lambda: out.getvalue().splitlines(keepends=True))
     fresh = makers_store.ContextStore(dst.blobs)  # a process that opens the store next
     found = await fresh.langgraph_store.asearch(("mem",), limit=10)
     assert sorted((item.key, item.value["v"]) for item in found) == [

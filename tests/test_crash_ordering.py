@@ -222,7 +222,7 @@ async def test_concurrent_appends_interleave_without_loss() -> None:
         assert listed == [meta]
     # No clutter left by the writers that lost races: besides the 6 current
     # entries, only superseded ones whose batched deletion meta owes.
-    report = await check_indexes(store.blobs)
+    report = await check_indexes(store.runner)
     assert report.ok, report.drift
     assert report.entries == 6 + report.owed
     assert report.owed <= 6 * (STALE_INDEX_BATCH - 1)

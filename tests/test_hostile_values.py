@@ -52,12 +52,12 @@ async def raw(store: makers_store.ContextStore) -> dict[str, bytes]:
 
 async def export_text(store: makers_store.ContextStore) -> str:
     lines: list[str] = []
-    await export_jsonl(store.blobs, lines.append)
+    await export_jsonl(store.runner, lines.append)
     return "".join(lines)
 
 
 async def import_text(store: makers_store.ContextStore, text: str) -> None:
-    await import_jsonl(store.blobs, lambda: text.splitlines(keepends=True))
+    await import_jsonl(store.runner, lambda: text.splitlines(keepends=True))
 
 
 async def refused(

@@ -100,7 +100,7 @@ async def test_owed_entries_are_recorded_in_meta_and_never_listed() -> None:
     assert [item.conversation_id for item in mine.items] == [CID] and mine.next_cursor is None
     older = await store.list_conversations(order="asc", limit=1)
     assert [item.conversation_id for item in older.items] == [CID]
-    report = await check_indexes(blobs)
+    report = await check_indexes(store.runner)
     assert report.ok and report.owed == 2 * 4 and report.entries == 2 * 5 + 2
 
 
@@ -145,7 +145,7 @@ async def test_deleting_a_conversation_removes_its_owed_entries() -> None:
 
 async def test_a_clock_that_goes_back_never_moves_last_message_at_back() -> None:
     clock = FixedClock(start=1_000_000, step=0)
-    store, blobs = open_counting(clock)
+    store, _ = open_counting(clock)
     times = [1_000_000, 1_000_500, 999_000, 1_000_400, 1_000_500, 1_000_600]
     # Far behind again, through times whose entries are owed a delete.
     times += [1_000_000 + n for n in range(3 * STALE_INDEX_BATCH)]
@@ -159,7 +159,7 @@ async def test_a_clock_that_goes_back_never_moves_last_message_at_back() -> None
         for user_id in (None, "u"):  # the current entries survive every batch delete
             listed = await store.list_conversations(user_id=user_id)
             assert [item.conversation_id for item in listed.items] == [CID]
-        assert (await check_indexes(blobs)).ok
+        assert (await check_indexes(store.runner)).ok
     assert seen == [1_000_000] + [1_000_500] * 4 + [1_000_600] * (len(times) - 5)
     messages = await store.get_messages(conversation_id=CID, limit=100)
     assert [m.created_at for m in messages] == times  # each message keeps its own time
@@ -169,11 +169,11 @@ async def test_rebuild_removes_owed_entries_and_later_batches_still_work() -> No
     store, blobs = open_counting()
     for _ in range(4):
         await append(store)
-    summary = await rebuild_indexes(blobs)
+    summary = await rebuild_indexes(store.runner)
     assert summary.removed == 3 and len(index_keys_of(blobs)) == 1
     for _ in range(STALE_INDEX_BATCH):  # the batch deletes keys that are already gone
         await append(store)
-    assert (await check_indexes(blobs)).ok
+    assert (await check_indexes(store.runner)).ok
     assert len(index_keys_of(blobs)) == 1 + len(meta_of(blobs).superseded_at)
 
 
@@ -198,4 +198,4 @@ async def test_a_transactional_backend_pays_what_a_copied_meta_owes() -> None:
     copied = ContextStore(sqlite_like, clock=FixedClock(start=2_000_000_000_000))
     await append(copied, user_id="u")
     assert len(index_keys_of(blobs)) == 2 and meta_of(blobs).superseded_at == []
-    assert (await check_indexes(sqlite_like)).owed == 0
+    assert (await check_indexes(copied.runner)).owed == 0

@@ -53,7 +53,7 @@ async def test_conversations_written_in_one_millisecond_list_last_written_first(
         assert [c.conversation_id for c in second.items] == ["c3", "c2"]
         back = await store.list_conversations(limit=2, before=second.previous_cursor)
         assert [c.conversation_id for c in back.items] == ["c4", "c5"]
-        assert (await check_indexes(store.blobs)).ok
+        assert (await check_indexes(store.runner)).ok
 
 
 async def test_the_system_clock_orders_a_scripts_writes() -> None:
@@ -73,7 +73,7 @@ async def test_entries_from_before_ties_still_list_and_move_on_the_next_write() 
         await store.blobs.put(keys.meta_key(cid), record.encode())
         for prefix in (keys.INDEX_ALL, keys.user_index_prefix("u")):
             await store.blobs.put(keys.index_key(prefix, (4_000, None), cid), b"")
-    assert (await check_indexes(store.blobs)).ok
+    assert (await check_indexes(store.runner)).ok
     assert await walk(store, "desc", 1) == ["old", "older"]  # by id, as they were
     await store.append_message(conversation_id="older", role="user", content="x", user_id="u")
     assert await walk(store, "desc", 1) == ["older", "old"]
@@ -81,7 +81,7 @@ async def test_entries_from_before_ties_still_list_and_move_on_the_next_write() 
     entries = [info.key for info in await store.blobs.list(keys.INDEX_ALL)]
     assert [key.rsplit("/", 1)[1] for key in entries] == ["older", "old"]
     assert "~" in entries[0] and "~" not in entries[1]
-    assert (await check_indexes(store.blobs)).ok
+    assert (await check_indexes(store.runner)).ok
 
 
 async def test_an_export_keeps_the_order_of_one_millisecond(tmp_path: Path) -> None:
@@ -95,8 +95,8 @@ async def test_an_export_keeps_the_order_of_one_millisecond(tmp_path: Path) -> N
     for cid in ("x", "y", "z"):
         await store.append_message(conversation_id=cid, role="user", content=cid)
     out = io.StringIO()
-    await export_jsonl(store.blobs, out.write)
+    await export_jsonl(store.runner, out.write)
     restored = makers_store.open_store(f"sqlite:///{tmp_path}/restored.db")
     async with restored:
-        await import_jsonl(restored.blobs, lambda: out.getvalue().splitlines(keepends=True))
+        await import_jsonl(restored.runner, lambda: out.getvalue().splitlines(keepends=True))
         assert await walk(restored, "desc", 2) == ["z", "y", "x"]

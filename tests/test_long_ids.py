@@ -52,7 +52,7 @@ async def view(store: ContextStore) -> dict[str, Any]:
     out["listing"] = [c.conversation_id for c in listed.items + second.items]
     mine = await store.list_conversations(user_id=USER)
     out["user"] = sorted(c.conversation_id for c in mine.items)
-    out["walk"] = sorted([cid async for cid, _ in iter_conversations(store.blobs)])
+    out["walk"] = sorted([cid async for cid, _ in iter_conversations(store.runner)])
     return out
 
 
@@ -69,15 +69,15 @@ async def test_ids_of_256_four_byte_characters_work_on_every_backend(
         assert seen["walk"] == sorted([CID, OTHER, "😀" * 200])
         stored = [info.key for info in await store.blobs.list()]
         assert max(len(key.encode()) for key in stored) < LIMIT
-        assert (await check_indexes(store.blobs)).ok
+        assert (await check_indexes(store.runner)).ok
         # a backup of them restores, and so does a copy
         out = io.StringIO()
-        await export_jsonl(store.blobs, out.write)
+        await export_jsonl(store.runner, out.write)
         restored = makers_store.open_store("memory://")
-        await import_jsonl(restored.blobs, lambda: out.getvalue().splitlines(keepends=True))
+        await import_jsonl(restored.runner, lambda: out.getvalue().splitlines(keepends=True))
         assert await view(restored) == seen
         copied = makers_store.open_store("memory://")
-        await copy_store(store.blobs, copied.blobs)
+        await copy_store(store.runner, copied.runner)
         assert await view(copied) == seen
         # deleting takes everything, the names of the cut ids too
         for cid in (CID, OTHER, "😀" * 200):
@@ -129,7 +129,7 @@ async def old_view(store: ContextStore) -> Any:
         [m.content for m in await store.get_messages(conversation_id=OLD_CID)],
         await store.bind(OLD_CID).state.items(),
         [c.conversation_id for c in (await store.list_conversations(user_id=OLD_USER)).items],
-        [cid async for cid, _ in iter_conversations(store.blobs)],
+        [cid async for cid, _ in iter_conversations(store.runner)],
     )
 
 
@@ -158,4 +158,4 @@ async def test_a_store_from_before_cut_ids_moves_in_place(backend: str, tmp_path
         marker = await store.blobs.get(keys.LAYOUT_KEY)
         assert marker is not None and marker.data == LAYOUT
         assert all(keys.current_form(info.key) == info.key for info in await store.blobs.list())
-        assert (await check_indexes(store.blobs)).ok
+        assert (await check_indexes(store.runner)).ok

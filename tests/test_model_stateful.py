@@ -368,7 +368,7 @@ class StoreMachine(RuleBasedStateMachine):
     @rule()
     def back_up(self) -> None:
         out = io.StringIO()
-        self.run(export_jsonl(self.store.blobs, out.write))
+        self.run(export_jsonl(self.store.runner, out.write))
         cids = set(self.convs) | {cid for cid, items in self.state.items() if items}
         self.backup = (
             out.getvalue().splitlines(keepends=True),
@@ -382,7 +382,7 @@ class StoreMachine(RuleBasedStateMachine):
         if self.backup is None:
             return
         lines, convs, state = self.backup
-        self.run(import_jsonl(self.store.blobs, lambda: lines))
+        self.run(import_jsonl(self.store.runner, lambda: lines))
         for cid in state:
             if cid in convs:
                 conv = self.convs[cid] = copy.deepcopy(convs[cid])

@@ -58,7 +58,7 @@ async def index_entries(store: makers_store.ContextStore) -> list[str]:
     """The current index entries; any other must be one whose batched
     deletion meta owes (object storage), never clutter."""
     current = []
-    async for entry in iter_index_entries(store.blobs):
+    async for entry in iter_index_entries(store.runner):
         assert entry.current or entry.owed, entry
         if entry.current:
             current.append(entry.key)

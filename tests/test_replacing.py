@@ -20,6 +20,7 @@ from makers_store import ContextStore
 from makers_store.emulator.memory import MemoryMap
 from makers_store.importer import import_jsonl
 from makers_store.index_repair import check_indexes
+from makers_store.runner import UnitRunner
 from makers_store.transfer import export_jsonl
 from tests.backends import BACKENDS, backend_url
 from tests.test_copying import copy_map
@@ -53,7 +54,7 @@ async def conversation(store: ContextStore, cid: str) -> Any:
 
 async def exported(store: ContextStore) -> list[str]:
     out = io.StringIO()
-    await export_jsonl(store.blobs, out.write)
+    await export_jsonl(store.runner, out.write)
     return out.getvalue().splitlines(keepends=True)
 
 
@@ -78,18 +79,18 @@ def open_on(data: MemoryMap, crash_at: int | None = None) -> tuple[ContextStore,
 async def test_an_import_killed_at_any_step_leaves_each_conversation_old_or_new() -> None:
     lines, older, before, after = await versions()
     counting = CrashingBlobStore(copy_map(older), None)
-    await import_jsonl(counting, lambda: lines)
+    await import_jsonl(UnitRunner(counting), lambda: lines)
     assert counting.ops > 20
     for crash_at in range(counting.ops):
         data = copy_map(older)
         with pytest.raises(Crash):
-            await import_jsonl(CrashingBlobStore(data, crash_at), lambda: lines)
+            await import_jsonl(UnitRunner(CrashingBlobStore(data, crash_at)), lambda: lines)
         left, _ = open_on(data)
         for cid in CIDS:
             assert await conversation(left, cid) in (before[cid], after[cid]), (crash_at, cid)
-        await import_jsonl(left.blobs, lambda: lines)  # running it again finishes it
+        await import_jsonl(left.runner, lambda: lines)  # running it again finishes it
         assert {cid: await conversation(left, cid) for cid in CIDS} == after
-        drift = (await check_indexes(left.blobs)).drift
+        drift = (await check_indexes(left.runner)).drift
         assert all(item.kind == "stale" for item in drift), drift
 
 
@@ -118,10 +119,10 @@ async def test_an_import_that_fails_part_way_leaves_the_conversation_as_it_was(
         before = {cid: await conversation(store, cid) for cid in CIDS}
         # line 1 is the header, 2 conversation a, then a's messages
         with pytest.raises(OSError, match="went away"):
-            await import_jsonl(store.blobs, failing_on_second_reading(lines, 6))
+            await import_jsonl(store.runner, failing_on_second_reading(lines, 6))
         assert {cid: await conversation(store, cid) for cid in CIDS} == before
-        assert (await check_indexes(store.blobs)).ok
-        await import_jsonl(store.blobs, lambda: lines)
+        assert (await check_indexes(store.runner)).ok
+        await import_jsonl(store.runner, lambda: lines)
         assert await exported(store) == lines
 
 
@@ -156,7 +157,7 @@ async def test_a_reader_during_an_import_sees_each_conversation_old_or_new(
 
         async def write() -> None:
             for _ in range(3):  # old -> new -> new (again) -> new
-                await import_jsonl(store.blobs, lambda: lines)
+                await import_jsonl(store.runner, lambda: lines)
                 # let the reader in twice before the next import: inline SQLite
                 # units hold the loop for a few ms each, and on a loaded machine
                 # a whole import could otherwise pass between two of its reads
