@@ -1,5 +1,5 @@
-"""Every command has help and is in the README; completion scripts are current
-and actually complete."""
+"""Every command has help and is in the README's cheat sheet and the CLI
+reference; completion scripts are current and actually complete."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def command_paths(command: Any, path: str = "") -> list[tuple[str, Any]]:
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
+    reference = (REPO / "docs" / "cli-reference.md").read_text(encoding="utf-8")
     paths = command_paths(typer.main.get_command(app))
     names = {path for path, _ in paths}
     for expected in ("info", "conv list", "msg tail", "state get", "index rebuild", "export"):
@@ -31,6 +32,7 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
         assert (command.help or "").strip(), f"'{path}' has no help text"
         if not hasattr(command, "commands"):
             assert f"makers-store {path}" in readme, f"'makers-store {path}' is not in README.md"
+        assert f"## makers-store {path}\n" in reference, f"'{path}' is not in cli-reference.md"
         for param in command.params:
             if not getattr(param, "hidden", False) and param.param_type_name == "option":
                 assert (getattr(param, "help", None) or "").strip(), f"{path} {param.opts}"

@@ -242,10 +242,9 @@ def test_recycle_reload_crash_app_and_preflight(tmp_path: Path) -> None:
     assert "changed: agents/counter.ts; restarting the instances" in log
 
 
-def test_the_readme_typescript_example_runs(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("<!-- section: serve (owner: serve) -->")[1].split("<!-- section:")[0]
-    blocks = re.findall(r"```ts\n(// (\S+\.ts)\s.*?)```", section, re.S)
+def test_the_docs_typescript_example_runs(tmp_path: Path) -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "serve-node.md"
+    blocks = re.findall(r"```ts\n(// (\S+\.ts)\s.*?)```", page.read_text(encoding="utf-8"), re.S)
     assert [path for _, path in blocks] == ["agents/notes.ts"]
     project = write_project(tmp_path / "project", {path: text for text, path in blocks})
     store = f"sqlite:///{tmp_path / 'store.db'}"

@@ -1,4 +1,4 @@
-"""The serve section of README.md: its example project is served as written."""
+"""docs/serve-python.md: its example project is served as written."""
 
 from __future__ import annotations
 
@@ -12,9 +12,8 @@ from .harness import serving, sse_events, write_project
 
 pytestmark = pytest.mark.slow
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("<!-- section: serve (owner: serve) -->")[1].split("<!-- section:")[0]
-BLOCKS = re.findall(r"```python\n(.*?)```", SECTION, re.S)
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "serve-python.md"
+BLOCKS = re.findall(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.S)
 
 
 def project_files() -> dict[str, str]:
