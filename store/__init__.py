@@ -3,7 +3,7 @@
 >>> import makers_store
 >>> store = makers_store.open_store("memory://")
 
-See README.md for the API; :mod:`makers_store.errors` draws the error tree.
+See docs/library.md for the API; :mod:`makers_store.errors` draws the error tree.
 """
 
 from __future__ import annotations

@@ -379,7 +379,7 @@ class ContextStore(FrameworkMethods):
         writer, in any process: ``async with store.watch("c1") as changes:
         async for change in changes: ...``. Memory and PostgreSQL push the
         keys written; SQLite notices commits within 0.1 s; object storage is
-        polled every ``poll_interval`` seconds (see README, "Watching")."""
+        polled every ``poll_interval`` seconds (see docs/backends.md, "Watching for changes")."""
         given = self._conversation_id if conversation_id is None else conversation_id
         cid = None if given is None else validate.conversation_id(given)
         if (

@@ -95,7 +95,7 @@ def test_every_public_name_the_package_defines_is_exported() -> None:
 
 
 def test_every_store_error_is_exported() -> None:
-    """The README: errors are "all importable from makers_store"."""
+    """docs/library.md: errors are "all importable from makers_store"."""
     tree = {
         name
         for name, value in vars(errors).items()

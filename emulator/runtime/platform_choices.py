@@ -2,7 +2,7 @@
 
 The facts file (``spec/platform-runtime.md``) marks these points UNKNOWN or
 CONFLICT. Each constant below is the one place the choice is made; change
-it here and the whole runtime follows. The README lists them.
+it here and the whole runtime follows. docs/serve-python.md lists them.
 """
 
 from __future__ import annotations

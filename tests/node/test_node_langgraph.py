@@ -24,7 +24,7 @@ from .harness import PROJECT, run_node, serving
 #: own savers store each channel value once per version and rebuild
 #: ``channel_values`` from ``newVersions``; the Python checkpointer (shared
 #: with Python agents) stores each checkpoint whole, as Python's savers do, so
-#: a checkpoint reads back with every value it was given. (README, "Node agents")
+#: a checkpoint reads back with every value it was given. (docs/serve-node.md)
 KNOWN_DIFFERENCES = {
     "makers-store makers-store#put should only store channel_values that have changed "
     "(based on newVersions)"
