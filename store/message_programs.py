@@ -48,9 +48,33 @@ def get_messages(
     after = yield from cursor_seq(cid, record, after_id, "after")
     before = yield from cursor_seq(cid, record, before_id, "before")
     low, high = _seq_bounds(record, order, after, before)
+    reverse = (order == "desc") != (before is not None)
+    blobs = yield from message_range(cid, record, low, high, limit, reverse=reverse, caps=caps)
+    messages = decode_messages([blob.data for blob in blobs])
+    if before is not None:
+        messages.reverse()
+    return messages
+
+
+def message_range(
+    cid: str,
+    record: ConversationRecord,
+    low: int,
+    high: int,
+    limit: int,
+    *,
+    reverse: bool,
+    caps: Capabilities,
+) -> Generator[Op, Any, list[Entry]]:
+    """The first ``limit`` visible message blobs with seqs in [low, high),
+    oldest first, or with ``reverse`` the last ``limit``, newest first: the one
+    reader of a range of messages (``get_messages``, the OpenAI session). On a
+    backend that cannot list backward cheaply (``caps.lists_backward``), the
+    newest are read through forward listings of a computed window, never a
+    listing of the whole range. Fewer than ``limit`` means the range holds no
+    more."""
     if low >= high:
         return []
-    reverse = (order == "desc") != (before is not None)
     if reverse and not caps.lists_backward:
         blobs = yield from _last_messages(cid, record, low, high, limit)
     else:
@@ -64,10 +88,7 @@ def get_messages(
         )
     if record.tombstones:
         blobs = [b for b in blobs if record.visible(keys.seq_from_message_key(b.key))]
-    messages = decode_messages([blob.data for blob in blobs[:limit]])
-    if before is not None:
-        messages.reverse()
-    return messages
+    return blobs[:limit]
 
 
 def _last_messages(

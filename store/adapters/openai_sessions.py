@@ -34,7 +34,8 @@ from agents.memory import SessionSettings
 from agents.memory.session_settings import coerce_session_settings, resolve_session_limit
 
 from .. import keys, message_programs, programs, validate
-from ..blob_ops import Op, Program, scan
+from ..blob import Capabilities
+from ..blob_ops import Op, Program
 from ..codec import ConversationRecord, decode_messages
 from ..errors import MemoryValidationError
 from ..models import Message
@@ -148,8 +149,8 @@ class OpenAISession:
         if count == 0:
             return []
         want = None if count is None or count < 0 else count
-        cid = self.session_id
-        found = await self._store.runner.run(lambda: _read_items(cid, want), write=False)
+        cid, caps = self.session_id, self._store.blobs.capabilities
+        found = await self._store.runner.run(lambda: _read_items(cid, want, caps), write=False)
         return [message.content for _, message in found]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
@@ -180,54 +181,60 @@ class OpenAISession:
             chunk = messages[start : start + validate.MAX_BATCH]
             await self._store.append_messages(conversation_id=self.session_id, messages=chunk)
         if messages and self.max_items is not None:
-            cid, cap = self.session_id, self.max_items
-            await self._store.runner.run(lambda: _trim(cid, cap), write=True)
+            cid, cap, caps = self.session_id, self.max_items, self._store.blobs.capabilities
+            await self._store.runner.run(lambda: _trim(cid, cap, caps), write=True)
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item, or None when the session is empty."""
-        cid = self.session_id
-        popped: Message | None = await self._store.runner.run(lambda: _pop(cid), write=True)
+        cid, caps = self.session_id, self._store.blobs.capabilities
+        popped: Message | None = await self._store.runner.run(lambda: _pop(cid, caps), write=True)
         return None if popped is None else popped.content
 
     async def clear_session(self) -> None:
         """Delete every item of the session; the application's own messages stay."""
-        cid = self.session_id
-        await self._store.runner.run(lambda: _clear(cid), write=True)
+        cid, caps = self.session_id, self._store.blobs.capabilities
+        await self._store.runner.run(lambda: _clear(cid, caps), write=True)
 
 
 # --- programs --------------------------------------------------------------
 
 
 def _session_messages(
-    cid: str, record: ConversationRecord, *, newest_first: bool, want: int | None
+    cid: str,
+    record: ConversationRecord,
+    caps: Capabilities,
+    *,
+    newest_first: bool,
+    want: int | None,
 ) -> Generator[Op, Any, list[tuple[int, Message]]]:
     """Up to ``want`` (None: all) visible SDK-item messages with their seqs,
-    newest first or oldest first, scanning the committed range in batches.
-    The first batch is as large as ``want`` can need when every message is an
-    item (plus the tombstoned seqs), so ``get_items(limit)`` reads and
-    decodes about ``limit`` messages; later ones (the application's own
-    messages sit among the items) are ``_SCAN_BATCH`` long."""
-    found: list[tuple[int, Message]] = []
+    newest first or oldest first, read in batches by the message-range reader
+    of ``get_messages`` (:func:`makers_store.message_programs.message_range`),
+    so that on object storage the newest are found without listing the whole
+    conversation. The first batch is as large as ``want`` can need when every
+    message is an item, so ``get_items(limit)`` reads and decodes about
+    ``limit`` messages; later ones (the application's own messages sit among
+    the items) are ``_SCAN_BATCH`` long."""
+    if want is None and newest_first:
+        # All of them: one forward walk turned around, which costs the same on
+        # every backend (walking backward computes a window per batch).
+        found = yield from _session_messages(cid, record, caps, newest_first=False, want=None)
+        found.reverse()
+        return found
+    found = []
     low, high = record.cleared_below, record.next_seq
-    size = _SCAN_BATCH if want is None else min(_SCAN_BATCH, want + len(record.tombstones))
-    while low < high and (want is None or len(found) < want):
-        gen = record.generation
-        batch = yield from scan(
-            keys.messages_prefix(cid, gen),
-            start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
-            end_before=keys.message_key(cid, high, gen),
-            reverse=newest_first,
-            limit=size,
+    size = _SCAN_BATCH if want is None else min(_SCAN_BATCH, want)
+    while want is None or len(found) < want:
+        batch = yield from message_programs.message_range(
+            cid, record, low, high, size, reverse=newest_first, caps=caps
         )
-        if not batch:
-            break
         seqs = [keys.seq_from_message_key(entry.key) for entry in batch]
         for seq, message in zip(seqs, decode_messages([e.data for e in batch]), strict=True):
-            if record.visible(seq) and is_session_item(message):
+            if is_session_item(message):
                 found.append((seq, message))
                 if want is not None and len(found) == want:
                     break
-        if len(batch) < size:
+        if len(batch) < size:  # the range holds no more
             break
         size = _SCAN_BATCH
         if newest_first:
@@ -237,22 +244,24 @@ def _session_messages(
     return found
 
 
-def _read_items(cid: str, want: int | None) -> Program[list[tuple[int, Message]]]:
+def _read_items(
+    cid: str, want: int | None, caps: Capabilities
+) -> Program[list[tuple[int, Message]]]:
     record = yield from programs.visible_meta(cid)
     if record is None:
         return []
     if want is None:
-        return (yield from _session_messages(cid, record, newest_first=False, want=None))
-    newest = yield from _session_messages(cid, record, newest_first=True, want=want)
+        return (yield from _session_messages(cid, record, caps, newest_first=False, want=None))
+    newest = yield from _session_messages(cid, record, caps, newest_first=True, want=want)
     newest.reverse()
     return newest
 
 
-def _pop(cid: str) -> Program[Message | None]:
+def _pop(cid: str, caps: Capabilities) -> Program[Message | None]:
     record, etag = yield from programs.load_live_meta(cid)
     if record is None:
         return None
-    newest = yield from _session_messages(cid, record, newest_first=True, want=1)
+    newest = yield from _session_messages(cid, record, caps, newest_first=True, want=1)
     if not newest:
         return None
     seq, message = newest[0]
@@ -260,19 +269,19 @@ def _pop(cid: str) -> Program[Message | None]:
     return message
 
 
-def _trim(cid: str, cap: int) -> Program[None]:
+def _trim(cid: str, cap: int, caps: Capabilities) -> Program[None]:
     record, etag = yield from programs.load_live_meta(cid)
     if record is None or record.message_count <= cap:
         return  # fewer messages than the cap, so fewer items too: nothing to read
-    items = yield from _session_messages(cid, record, newest_first=True, want=None)
+    items = yield from _session_messages(cid, record, caps, newest_first=True, want=None)
     yield from message_programs.remove_messages(cid, record, etag, [seq for seq, _ in items[cap:]])
 
 
-def _clear(cid: str) -> Program[None]:
+def _clear(cid: str, caps: Capabilities) -> Program[None]:
     record, etag = yield from programs.load_live_meta(cid)
     if record is None:
         return
-    items = yield from _session_messages(cid, record, newest_first=False, want=None)
+    items = yield from _session_messages(cid, record, caps, newest_first=False, want=None)
     if not items:
         return
     if len(items) == record.message_count:

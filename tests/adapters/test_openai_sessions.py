@@ -22,6 +22,8 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 
 import makers_store
 from makers_store.adapters.openai_sessions import MARKER, OpenAISession, role_of
+from makers_store.blob_ops import ListKeys, ListMany, Op, Scan
+from makers_store.emulator.memory import StepwiseMemoryBlobStore
 from makers_store.errors import MemoryValidationError
 from tests.adapters.openai_worker import FINAL_TEXT, RUN_CONFIG, make_agent
 
@@ -256,6 +258,55 @@ async def test_add_items_is_one_unit_of_work(make_store: MakeStore) -> None:
         store.blobs.run = counting_run  # type: ignore[method-assign]
         await store.openai_session("c").add_items(ITEMS)
         assert runs == [True]
+
+
+class ForwardListingStore(StepwiseMemoryBlobStore):
+    """Object storage's listing cost in memory: keys list ascending only, so a
+    reverse listing reads its whole window, as the S3 backend does
+    (emulator/s3_requests.py). ``keys_listed`` adds up the keys read."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys_listed = 0
+
+    async def execute(self, op: Op) -> object:
+        listings = op.listings if isinstance(op, ListMany) else (op,)
+        for listing in listings:
+            if isinstance(listing, ListKeys | Scan):
+                limit = None if listing.reverse else listing.limit
+                window = ListKeys(
+                    listing.prefix, listing.start_after, listing.end_before, False, limit
+                )
+                with self.data.lock:
+                    self.keys_listed += len(self.data.apply(window))  # type: ignore[arg-type]
+        return await super().execute(op)
+
+
+async def test_get_items_reads_the_newest_like_get_messages_without_backward_listing() -> None:
+    """On a backend without backward listing, ``get_items(limit)`` and
+    ``pop_item`` read a window at the end of the conversation through the
+    reader ``get_messages`` uses, not a listing of the whole conversation."""
+    blobs = ForwardListingStore()
+    store = makers_store.ContextStore(blobs)
+    assert not blobs.capabilities.lists_backward
+    items: list[Any] = [{"role": "user", "content": f"item {i}"} for i in range(2_000)]
+    session = store.openai_session("c")
+    await session.add_items(items)
+    blobs.keys_listed = 0
+    newest = await store.get_messages(conversation_id="c", limit=20, order="desc")
+    by_get_messages, blobs.keys_listed = blobs.keys_listed, 0
+    assert [m.content for m in reversed(newest)] == items[-20:]
+    assert await session.get_items(20) == items[-20:]
+    assert blobs.keys_listed == by_get_messages == 20
+    blobs.keys_listed = 0
+    assert await session.pop_item() == items[-1]
+    assert blobs.keys_listed == 1
+    # Past the application's own message: the first window, then one batch more
+    # (the pop left a gap in the seqs: each window's keys are listed, then read).
+    await store.append_message(conversation_id="c", role="user", content="app")
+    blobs.keys_listed = 0
+    assert await session.get_items(20) == items[-21:-1]
+    assert blobs.keys_listed <= 2 * (21 + 201)
 
 
 @pytest.mark.parametrize("session_id", ["", "x" * 257, 7, None])
