@@ -16,11 +16,10 @@ The work itself is in :mod:`makers_store.inventory` (walking and counting),
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from . import copying, importer, index_repair, inventory, transfer, validate
+from . import copying, importer, index_repair, inventory, paging, transfer, validate
 from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError
@@ -166,16 +165,20 @@ class StoreAdmin:
         if limit is not None and limit < 1:
             raise MemoryValidationError(f"limit must be at least 1, got {limit}")
         shown = 0
-        while limit is None or shown < limit:
+
+        async def read(after: str | None) -> tuple[list[BlobInfo], str | None]:
+            nonlocal shown
             size = BLOB_PAGE if limit is None else min(BLOB_PAGE, limit - shown)
-            read = functools.partial(list_keys, prefix, start_after=start_after, limit=size)
-            batch = await self._runner.run(read, write=False)
-            for info in batch:
-                yield info
-            shown += len(batch)
-            if len(batch) < size:
-                return
-            start_after = batch[-1].key
+            page = await self._runner.run(
+                lambda: list_keys(prefix, start_after=after, limit=size), write=False
+            )
+            shown += len(page)
+            if limit is not None and shown >= limit:
+                return page, None
+            return page, paging.after_full(page, size, lambda info: info.key)
+
+        async for info in paging.items(read, start_after):
+            yield info
 
     async def get_blob(self, key: str) -> Blob | None:
         """The raw blob under ``key`` (its value and info), or None: what

@@ -21,9 +21,9 @@ from . import (
     listing,
     message_lookup,
     message_programs,
+    paging,
     programs,
     validate,
-    walking,
 )
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
@@ -263,7 +263,22 @@ class ContextStore(FrameworkMethods):
         direction = validate.order(order)
         size = validate.limit(page_size, "page_size")
         validate.exclusive_cursors(after, before)
-        async for message in walking.messages(self, cid, direction, after, before, size):
+        backward = before is not None
+
+        # Each page through the public get_messages: one unit, the same checks.
+        async def read(cursor: str | None) -> tuple[list[Message], str | None]:
+            page = await self.get_messages(
+                conversation_id=cid,
+                limit=size,
+                order=direction,
+                after=None if backward else cursor,
+                before=cursor if backward else None,
+            )
+            if backward:
+                page.reverse()  # a page comes in ``order``; the walk goes away from ``before``
+            return page, paging.after_full(page, size, lambda message: message.message_id)
+
+        async for message in paging.items(read, before if backward else after):
             yield message
 
     async def update_message(
@@ -349,7 +364,15 @@ class ContextStore(FrameworkMethods):
         direction = validate.order(order)
         size = validate.limit(page_size, "page_size")
         uid = validate.optional_user_id(user_id)
-        async for meta in walking.conversations(self, uid, direction, size):
+
+        # Each page through the public list_conversations: one unit, the same checks.
+        async def read(cursor: str | None) -> tuple[list[ConversationMeta], str | None]:
+            page = await self.list_conversations(
+                limit=size, order=direction, after=cursor, user_id=uid
+            )
+            return page.items, page.next_cursor
+
+        async for meta in paging.items(read):
             yield meta
 
     async def update_conversation(

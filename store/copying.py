@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import asdict, dataclass
 from typing import IO, Any
 
-from . import adapter_keys, keys
+from . import adapter_keys, keys, paging
 from .blob_ops import Entry, Op, Program, delete, delete_many, list_keys, put, scan
 from .codec import ConversationRecord, dumps_line, live_record
 from .importer import import_jsonl
@@ -269,9 +269,12 @@ async def _copy_range(
     prune: bool,
     progress: Callable[[int], None] | None,
 ) -> None:
-    after = start
-    while True:
-        page = await src.run(functools.partial(_page, after, end), write=False)
+    async def read(after: str | None) -> tuple[tuple[str | None, list[Entry]], str | None]:
+        """A page of the source's blobs, with the key it starts after."""
+        page = await src.run(lambda: _page(after, end), write=False)
+        return (after, page), paging.after_full(page, PAGE, lambda entry: entry.key)
+
+    async for after, page in paging.pages(read, start):
         # The destination's blobs in the same key range, to skip equal ones
         # and find keys the source lacks.
         upto = page[-1].key + "\0" if len(page) == PAGE else end
@@ -294,9 +297,6 @@ async def _copy_range(
         )
         if progress is not None:
             progress(len(page))
-        if len(page) < PAGE:
-            return
-        after = page[-1].key
 
 
 # --- the copy -------------------------------------------------------------------------

@@ -14,10 +14,10 @@ from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import keys
+from . import keys, paging
 from .blob_ops import Op, Program, delete, get, list_keys, put
 from .codec import ConversationRecord, live_record
-from .inventory import CONVERSATION_BATCH, KEY_BATCH, Found, conversation_page
+from .inventory import KEY_BATCH, Found, conversation_pages
 from .programs import entry_is_current, index_keys, load_meta, load_meta_at
 from .runner import UnitRunner
 
@@ -102,21 +102,21 @@ def _index_prefixes(user_id: str | None) -> list[str]:
     return [keys.user_index_prefix(user_id)]
 
 
+async def _read_entries(
+    runner: UnitRunner, prefix: str, start_after: str | None
+) -> tuple[list[IndexEntry], str | None]:
+    page = await runner.run(lambda: _entry_page(prefix, start_after), write=False)
+    return page, paging.after_full(page, KEY_BATCH, lambda entry: entry.key)
+
+
 async def iter_index_entries(
     runner: UnitRunner, *, user_id: str | None = None
 ) -> AsyncIterator[IndexEntry]:
     """Every raw index entry (the recency index, then the per-user ones), or
     only ``user_id``'s, each judged against its conversation's meta."""
     for prefix in _index_prefixes(user_id):
-        start_after: str | None = None
-        while True:
-            read = functools.partial(_entry_page, prefix, start_after)
-            page = await runner.run(read, write=False)
-            for entry in page:
-                yield entry
-            if len(page) < KEY_BATCH:
-                break
-            start_after = page[-1].key
+        async for entry in paging.items(functools.partial(_read_entries, runner, prefix)):
+            yield entry
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,15 +186,11 @@ async def check_indexes(runner: UnitRunner) -> IndexCheck:
             report.drift.append(
                 IndexDrift("stale", entry.key, entry.conversation_id, entry.user_id, entry.reason)
             )
-    position: str | None = None
-    while True:
-        read = functools.partial(conversation_page, position, CONVERSATION_BATCH)
-        page, position = await runner.run(read, write=False)
+    async for page in conversation_pages(runner):
         report.conversations += sum(1 for _, record in page if live_record(record))
         missing = functools.partial(_missing_entries, page)
         report.drift.extend(await runner.run(missing, write=False))
-        if position is None:
-            return report
+    return report
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +234,12 @@ def _remove_stale(prefix: str, start_after: str | None) -> Program[tuple[int, st
     return removed, (batch[-1].key if len(batch) == KEY_BATCH else None)
 
 
+async def _remove_page(
+    runner: UnitRunner, prefix: str, start_after: str | None
+) -> tuple[int, str | None]:
+    return await runner.run(lambda: _remove_stale(prefix, start_after), write=True)
+
+
 async def rebuild_indexes(
     runner: UnitRunner, *, on_conversation: Callable[[int], None] | None = None
 ) -> RebuildSummary:
@@ -245,23 +247,13 @@ async def rebuild_indexes(
     the entries that are not current. ``on_conversation(n)`` reports progress
     after each batch of ``n`` conversations."""
     live = created = removed = 0
-    position: str | None = None
-    while True:
-        read = functools.partial(conversation_page, position, CONVERSATION_BATCH, with_meta=False)
-        page, position = await runner.run(read, write=False)
+    async for page in conversation_pages(runner, with_meta=False):
         create = functools.partial(_create_entries, [cid for cid, _ in page])
         done, made = await runner.run(create, write=True)
         live, created = live + done, created + made
         if on_conversation is not None:
             on_conversation(len(page))
-        if position is None:
-            break
     for prefix in _index_prefixes(None):
-        start_after: str | None = None
-        while True:
-            remove = functools.partial(_remove_stale, prefix, start_after)
-            gone, start_after = await runner.run(remove, write=True)
+        async for gone in paging.pages(functools.partial(_remove_page, runner, prefix)):
             removed += gone
-            if start_after is None:
-                break
     return RebuildSummary(live, created, removed)

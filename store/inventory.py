@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from . import keys, names
+from . import keys, names, paging
 from .blob_ops import Op, Program, list_keys, prefix_end
 from .codec import ConversationRecord
 from .programs import load_meta_at, visible_meta
@@ -55,21 +55,27 @@ def conversation_page(
     return found, position
 
 
+def conversation_pages(runner: UnitRunner, *, with_meta: bool = True) -> AsyncIterator[list[Found]]:
+    """Every conversation id owning data, with its stored meta (possibly None,
+    possibly marked deleting), in batches of ``CONVERSATION_BATCH``, one per
+    unit of work."""
+
+    async def read(position: str | None) -> tuple[list[Found], str | None]:
+        return await runner.run(
+            lambda: conversation_page(position, CONVERSATION_BATCH, with_meta=with_meta),
+            write=False,
+        )
+
+    return paging.pages(read)
+
+
 async def iter_conversations(
     runner: UnitRunner, *, with_meta: bool = True
 ) -> AsyncIterator[tuple[str, ConversationRecord | None]]:
-    """Every conversation id owning data, with its stored meta (possibly None,
-    possibly marked deleting), one batch per unit of work."""
-    position: str | None = None
-    while True:
-        read = functools.partial(
-            conversation_page, position, CONVERSATION_BATCH, with_meta=with_meta
-        )
-        page, position = await runner.run(read, write=False)
+    """The conversations of :func:`conversation_pages`, one by one."""
+    async for page in conversation_pages(runner, with_meta=with_meta):
         for item in page:
             yield item
-        if position is None:
-            return
 
 
 async def count_conversations(runner: UnitRunner) -> int:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import weakref
 
-from . import keys, names
+from . import keys, names, paging
 from .blob import BlobStore
 from .blob_ops import Program, delete, get, list_keys, put
 from .errors import BackendError
@@ -113,10 +113,11 @@ async def ensure_layout(blobs: BlobStore, *, write: bool = False) -> None:
 
 
 async def _move_all(blobs: BlobStore) -> int:
+    async def read(position: str | None) -> tuple[list[str], str | None]:
+        return await blobs.run(_old_keys(position), write=False)
+
     moved = 0
-    position: str | None = None
-    while True:
-        old, position = await blobs.run(_old_keys(position), write=False)
+    async for old in paging.pages(read):
         for key in old:
             try:
                 moved += await blobs.run(_move(key), write=True)
@@ -126,5 +127,4 @@ async def _move_all(blobs: BlobStore) -> int:
                     f"more of its keys need a one-time move to the current layout, which "
                     f"failed ({exc}); open it once with write access"
                 ) from exc
-        if position is None:
-            return moved
+    return moved

@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import keys, names, validate
+from . import keys, names, paging, validate
 from .blob_ops import Entry, Program, list_keys, scan
 from .codec import ConversationRecord, decode_message, decode_state, dumps_line, live_record
 from .errors import MemoryNotFoundError
@@ -99,17 +99,14 @@ def _chunk(prefix: str, start_after: str | None, end_before: str | None) -> Prog
 Chunk = tuple[list[Entry], bool]
 
 
-async def _values(
+def _values(
     runner: UnitRunner, prefix: str, start_after: str | None = None, end_before: str | None = None
 ) -> AsyncIterator[Entry]:
-    while True:
-        read = functools.partial(_chunk, prefix, start_after, end_before)
-        chunk, last = await runner.run(read, write=False)
-        for blob in chunk:
-            yield blob
-        if last or not chunk:
-            return
-        start_after = chunk[-1].key
+    async def read(after: str | None) -> tuple[list[Entry], str | None]:
+        chunk, last = await runner.run(lambda: _chunk(prefix, after, end_before), write=False)
+        return chunk, (None if last or not chunk else chunk[-1].key)
+
+    return paging.items(read, start_after)
 
 
 def _small(ranges: list[Range]) -> Program[list[list[Entry]] | None]:

@@ -1,0 +1,53 @@
+"""Walking a listing page by page, by cursor: the one loop behind every walk
+of the store that reads a page per unit of work: ``iter_messages`` and
+``iter_conversations`` (each page through the public page method), the
+maintenance walks (:mod:`makers_store.inventory`, :mod:`makers_store.index_repair`,
+:mod:`makers_store.transfer`, :mod:`makers_store.copying`,
+``store.admin.list_blobs``) and the layout move (:mod:`makers_store.layout`).
+
+A walk is a function ``read(cursor)`` that reads one page, in a unit of work
+of its own, and returns it with the cursor the next page starts from, or None
+when it was the last. The walk holds no unit open between pages, so a store
+of any size is walked with bounded memory and no unit grows with the store;
+what was written meanwhile may or may not be met, as each walk documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from typing import TypeVar
+
+Cursor = TypeVar("Cursor")
+Page = TypeVar("Page")
+Item = TypeVar("Item")
+
+
+async def pages(
+    read: Callable[[Cursor | None], Awaitable[tuple[Page, Cursor | None]]],
+    start: Cursor | None = None,
+) -> AsyncIterator[Page]:
+    """Every page of the walk from ``start`` (None: the beginning): ``read``
+    is called again with the cursor each page returns, until one returns None."""
+    cursor = start
+    while True:
+        page, cursor = await read(cursor)
+        yield page
+        if cursor is None:
+            return
+
+
+async def items(
+    read: Callable[[Cursor | None], Awaitable[tuple[Iterable[Item], Cursor | None]]],
+    start: Cursor | None = None,
+) -> AsyncIterator[Item]:
+    """Every item of every page of the walk (see :func:`pages`), in order."""
+    async for page in pages(read, start):
+        for item in page:
+            yield item
+
+
+def after_full(page: Sequence[Item], size: int, key: Callable[[Item], Cursor]) -> Cursor | None:
+    """The cursor after ``page`` (the ``key`` of its last item) when it holds
+    ``size`` items; None after a shorter one: a listing that returns fewer
+    than it was asked for has nothing after them."""
+    return key(page[-1]) if page and len(page) >= size else None
