@@ -23,7 +23,8 @@ from .context import AgentContext
 from .runs import AbortedRun, latest
 from .sse import dumps
 from .store_rpc import Handler
-from .tools.catalog import SPECS
+from .tools.catalog import BROWSER_TOOLS, FILE_TOOLS, SPECS
+from .tools.toolkit import DEFAULT_MCP_SERVER_NAME, MCP_SERVER_NAME
 
 #: abort(conversation_id, except_run) -> the runs aborted, on every instance (not blocking).
 AsyncAbort = Callable[[str, str | None], Awaitable[list[AbortedRun]]]
@@ -77,6 +78,10 @@ _SANDBOX_METHODS: dict[str, tuple[str, ...]] = {
                                   "extendTimeout", "kill", "get_host", "getHost")},
     **{f"browser.{name}": ("browser", name)
        for name in ("goto", "screenshot", "click", "type", "evaluate", "get_content", "close")},
+    # properties: reading them raises PlatformOnlyError, which Node's getters pass on
+    "browser.cdp_url": ("browser", "cdp_url"),
+    "browser.live_url": ("browser", "live_url"),
+    "envd_access_token": ("envd_access_token",),
 }
 
 
@@ -85,10 +90,19 @@ def _plain(value: Any) -> Any:
     return json.loads(dumps(value))
 
 
-def _tool_specs() -> list[dict[str, Any]]:
-    return [
-        {"name": s.name, "description": s.description, "parameters": s.parameters} for s in SPECS
-    ]
+def _tool_catalog() -> dict[str, Any]:
+    """What Node's toolkit is built from: the Python catalog, so the two cannot drift."""
+    return {
+        "tools": [
+            {"name": s.name, "description": s.description, "parameters": s.parameters,
+             "runsLocally": s.runs_locally}
+            for s in SPECS
+        ],
+        "files": list(FILE_TOOLS),
+        "browser": list(BROWSER_TOOLS),
+        "mcpServer": {"defaultName": DEFAULT_MCP_SERVER_NAME,
+                      "namePattern": MCP_SERVER_NAME.pattern},
+    }
 
 
 def node_handlers(runs: NodeRuns, abort: AsyncAbort) -> dict[str, Handler]:
@@ -107,8 +121,8 @@ def node_handlers(runs: NodeRuns, abort: AsyncAbort) -> dict[str, Handler]:
     async def kv_list(params: dict[str, Any]) -> list[str]:
         return await runs.context(params, "kv.list").kv.list(params.get("prefix"))
 
-    async def tools_specs(params: dict[str, Any]) -> list[dict[str, Any]]:
-        return _tool_specs()
+    async def tools_specs(params: dict[str, Any]) -> dict[str, Any]:
+        return _tool_catalog()
 
     async def tools_run(params: dict[str, Any]) -> Any:
         toolkit = runs.context(params, "tools.run").tools

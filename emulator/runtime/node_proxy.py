@@ -14,7 +14,9 @@ What ``context.request.body`` is (parsed JSON or the raw Buffer) is decided
 on this side by :mod:`.request_body`, the rule Python routes follow (for an
 agent when its run starts, for a cloud function here), and sent in the meta
 header's ``body`` (``json``, ``empty``, ``raw``), so both languages agree on
-every body; the Node worker only carries the decision out.
+every body; the Node worker only carries the decision out. An agent's meta
+also carries ``agents.framework``, which shapes its ``context.tools`` as it
+shapes Python's ``ctx.tools``.
 
 An answer with a ``text/event-stream`` (or NDJSON) body is relayed chunk by
 chunk; any other is collected first. A Node handler that threw answers 500
@@ -141,7 +143,8 @@ def agent_handler(
         try:
             body = node_body_kind(ctx.request.body, ctx.request.raw_body)
             meta = _meta(route, "agent", ctx.run_id, ctx.conversation_id, query=ctx.request.query,
-                         url=ctx.request.url, path=ctx.request.path, params={}, body=body)
+                         url=ctx.request.url, path=ctx.request.path, params={}, body=body,
+                         framework=ctx.tools_setup.framework)
             url = urlsplit(ctx.request.url)
             target = (url.path + (f"?{url.query}" if url.query else "")).encode()
             pairs = [(k.encode("latin-1"), v.encode("latin-1"))

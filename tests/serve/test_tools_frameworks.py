@@ -152,6 +152,8 @@ def test_claude_bundle_options_both_spellings(workspace: Workspace) -> None:
         ctx_tools.to_claude_mcp_server("edgeone", {"alwaysload": True})
     with pytest.raises(ToolArgumentError, match="an MCP server name"):
         ctx_tools.to_claude_mcp_server("edge one")
+    with pytest.raises(ToolArgumentError, match="an MCP server name"):
+        ctx_tools.to_claude_mcp_server("edgeone\n")  # the whole name must match
     # all() keeps the generic shape for this framework
     assert all(isinstance(t, LocalTool) for t in ctx_tools.all())
 

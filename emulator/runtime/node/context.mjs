@@ -103,7 +103,14 @@ function sandboxFor(client, syncRpc, runId) {
     ['close', 'close']]) {
     browser[name] = (...args) => call(`browser.${method}`, ...args);
   }
-  return {
+  // Properties of the platform's client, read synchronously: reading one throws the local
+  // "not available" error (Python's, by name). Not enumerable, so logging the object reads none.
+  const platformOnly = (target, name, method) => Object.defineProperty(target, name, {
+    get: () => syncRpc.call('sandbox.call', { runId, method, args: [] }, SYNC_CALL_TIMEOUT_MS),
+  });
+  platformOnly(browser, 'cdpUrl', 'browser.cdp_url');
+  platformOnly(browser, 'liveUrl', 'browser.live_url');
+  const sandbox = {
     commands: { run: (cmd, options) => call('commands.run', cmd, options) },
     files: {
       read: (path) => call('files.read', path),
@@ -122,6 +129,7 @@ function sandboxFor(client, syncRpc, runId) {
       SYNC_CALL_TIMEOUT_MS),
     browser,
   };
+  return platformOnly(sandbox, 'envdAccessToken', 'envd_access_token');
 }
 
 function utilsFor(meta, syncRpc, runs) {
@@ -175,7 +183,8 @@ export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, ba
     tracer: new Tracer(client, meta.runId),
     kv: kvFor(client, meta),
     get tools() {
-      tools ??= new Toolkit(client, meta.runId);
+      // shaped by agents.framework, which the Python side sends with the run
+      tools ??= new Toolkit(client, meta.runId, { framework: meta.framework ?? null });
       return tools;
     },
     get sandbox() {

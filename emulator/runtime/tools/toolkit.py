@@ -28,11 +28,13 @@ from .catalog import BROWSER_TOOLS, FILE_TOOLS, SPECS, SPECS_BY_NAME, ToolRunner
 from .errors import ToolArgumentError
 from .workspace import Workspace
 
-#: ``to_claude_mcp_server()`` without a name. The platform's default is UNKNOWN;
-#: every doc and template passes "edgeone" (allowed names ``mcp__edgeone__...``).
+#: ``to_claude_mcp_server()`` without a name. The platform's default is UNKNOWN: its
+#: docs pass "edgeone"; its Node starter passes nothing and reads the name back from
+#: the bundle, so only the allowed names (``mcp__edgeone__...``) depend on it.
 DEFAULT_MCP_SERVER_NAME = "edgeone"
-#: What Claude Code accepts as an MCP server name.
-_MCP_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: What Claude Code accepts as an MCP server name, matched whole (fullmatch: ``$`` would let
+#: a final newline through). Node's toolkit applies the same pattern.
+MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 Shaper = Callable[[ToolSpec, ToolRunner], Any]
 
@@ -185,7 +187,7 @@ class Toolkit:
         Options either way: ``("edgeone", {"always_load": True})`` or ``always_load=True``.
         """
         server = DEFAULT_MCP_SERVER_NAME if name is None else name
-        if not isinstance(server, str) or not _MCP_SERVER_NAME.match(server):
+        if not isinstance(server, str) or not MCP_SERVER_NAME.fullmatch(server):
             raise ToolArgumentError(
                 f"name must be 1-64 letters, digits, '_' or '-' (an MCP server name), not {name!r}"
             )
