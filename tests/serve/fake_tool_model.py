@@ -1,0 +1,122 @@
+"""The fake gateway of :mod:`.fake_model`, taught one tool-using turn.
+
+A turn whose user text contains ``tool:`` is answered in the Anthropic
+Messages protocol as a model using the ``edgeone`` MCP tools would answer
+it, in three model calls: ``mcp__edgeone__files_write`` of the text after
+``tool:`` to :data:`NOTE_PATH`, then ``mcp__edgeone__files_read`` of that
+file, then the text ``read back: <what the read returned>``. Each call is
+recognised from the last message alone (a ``tool_result`` for the write,
+then one for the read), so the server keeps no state between calls. Every
+other request gets the echo of :mod:`.fake_model`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
+from typing import Any
+
+from .fake_model import FakeModel, _Handler, _Server, user_texts
+
+NOTE_PATH = "/notes/tool.txt"
+WRITE_TOOL = "mcp__edgeone__files_write"
+READ_TOOL = "mcp__edgeone__files_read"
+TRIGGER = "tool:"
+_WRITE_ID = "toolu_write_"
+_READ_ID = "toolu_read_"
+
+
+def _tool_results(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if message.get("role") != "user" or not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def result_text(block: dict[str, Any]) -> str:
+    """The text of a ``tool_result`` block (a string, or text blocks)."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def next_step(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The scripted answer to ``messages``: a tool_use or a text block; None: echo."""
+    if not messages:
+        return None
+    results = _tool_results(messages[-1])
+    if results:
+        answered = str(results[-1].get("tool_use_id", ""))
+        if answered.startswith(_WRITE_ID):
+            return {"type": "tool_use", "id": f"{_READ_ID}{uuid.uuid4().hex[:12]}",
+                    "name": READ_TOOL, "input": {"path": NOTE_PATH}}
+        if answered.startswith(_READ_ID):
+            return {"type": "text", "text": f"read back: {result_text(results[-1])}"}
+        return None
+    texts = user_texts(messages[-1:])
+    if texts and TRIGGER in texts[-1]:
+        note = texts[-1].split(TRIGGER, 1)[1].strip()
+        return {"type": "tool_use", "id": f"{_WRITE_ID}{uuid.uuid4().hex[:12]}",
+                "name": WRITE_TOOL, "input": {"path": NOTE_PATH, "content": note}}
+    return None
+
+
+class _ToolHandler(_Handler):
+    def _anthropic_messages(self, body: dict[str, Any]) -> None:
+        step = next_step(body.get("messages") or [])
+        if step is None:
+            super()._anthropic_messages(body)
+            return
+        stop_reason = "tool_use" if step["type"] == "tool_use" else "end_turn"
+        message = {"id": "msg_fake_tool", "type": "message", "role": "assistant",
+                   "model": body.get("model", "fake"), "content": [], "stop_reason": None,
+                   "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+        if not body.get("stream"):
+            self._json(200, {**message, "content": [step], "stop_reason": stop_reason})
+            return
+        self._start_stream()
+        self._frame({"type": "message_start", "message": message}, "message_start")
+        if step["type"] == "tool_use":
+            start = {**step, "input": {}}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(step["input"])}
+        else:
+            start = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": step["text"]}
+        self._frame({"type": "content_block_start", "index": 0, "content_block": start},
+                    "content_block_start")
+        self._frame({"type": "content_block_delta", "index": 0, "delta": delta},
+                    "content_block_delta")
+        self._frame({"type": "content_block_stop", "index": 0}, "content_block_stop")
+        end = {"stop_reason": stop_reason, "stop_sequence": None}
+        self._frame({"type": "message_delta", "delta": end, "usage": {"output_tokens": 1}},
+                    "message_delta")
+        self._frame({"type": "message_stop"}, "message_stop")
+
+
+class _ToolServer(_Server):
+    def __init__(self, model: FakeModel) -> None:
+        ThreadingHTTPServer.__init__(self, ("127.0.0.1", 0), _ToolHandler)
+        self.model = model
+
+
+@contextmanager
+def fake_tool_model() -> Iterator[FakeModel]:
+    """A running fake gateway that also plays the tool turn; ``base_url`` ends in ``/v1``."""
+    model = FakeModel()
+    server = _ToolServer(model)
+    model.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield model
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
