@@ -24,7 +24,7 @@ import functools
 import hashlib
 import tempfile
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import IO, Any
 
 from . import adapter_keys, keys, paging
@@ -32,6 +32,7 @@ from .blob_ops import Entry, Op, Program, delete, delete_many, list_keys, put, s
 from .codec import ConversationRecord, dumps_line, live_record
 from .importer import import_jsonl
 from .inventory import count_conversations, iter_conversations
+from .models import fields_dict
 from .programs import delete_conversation
 from .runner import UnitRunner
 from .transfer import FORMAT, OUTSIDE_RANGES, VERSION, TransferCounts, export_conversation
@@ -63,9 +64,7 @@ class CopyReport:
     langgraph_store_written: bool = False
 
     def to_dict(self) -> dict[str, int]:
-        found = asdict(self)
-        del found["langgraph_store_written"]
-        return found
+        return fields_dict(self, leave_out=("langgraph_store_written",))
 
 
 # --- conversations ------------------------------------------------------------------

@@ -18,6 +18,7 @@ from . import keys, paging
 from .blob_ops import Op, Program, delete, get, list_keys, put
 from .codec import ConversationRecord, live_record
 from .inventory import KEY_BATCH, Found, conversation_pages
+from .models import fields_dict
 from .programs import entry_is_current, index_keys, load_meta, load_meta_at
 from .runner import UnitRunner
 
@@ -35,16 +36,8 @@ class IndexEntry:
     owed: bool = False  # superseded, and meta owes its (batched) deletion
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "index": "all" if self.user_id is None else "user",
-            "user_id": self.user_id,
-            "last_message_at": self.last_message_at,
-            "conversation_id": self.conversation_id,
-            "current": self.current,
-            "reason": self.reason,
-            "owed": self.owed,
-        }
+        index = "all" if self.user_id is None else "user"  # which index: derived, shown second
+        return {"key": self.key, "index": index, **fields_dict(self, leave_out=("key",))}
 
 
 def _judge(key: str, metas: dict[str, ConversationRecord | None]) -> Generator[Op, Any, IndexEntry]:
@@ -130,13 +123,15 @@ class IndexDrift:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "key": self.key,
-            "conversation_id": self.conversation_id,
-            "user_id": self.user_id,
-            "reason": self.reason,
-        }
+        return fields_dict(self)
+
+
+#: the names of IndexCheck's fields in its ``to_dict()`` (what the counts count)
+_CHECK_KEYS = {
+    "entries": "entries_checked",
+    "conversations": "conversations_checked",
+    "owed": "owed_deletions",
+}
 
 
 @dataclass(slots=True)
@@ -151,13 +146,7 @@ class IndexCheck:
         return not self.drift
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "entries_checked": self.entries,
-            "conversations_checked": self.conversations,
-            "owed_deletions": self.owed,
-            "drift": [item.to_dict() for item in self.drift],
-        }
+        return {"ok": self.ok, **fields_dict(self, nested=("drift",), keys=_CHECK_KEYS)}
 
 
 def _missing_entries(found: list[Found]) -> Program[list[IndexDrift]]:
@@ -200,11 +189,7 @@ class RebuildSummary:
     removed: int
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "conversations": self.conversations,
-            "created": self.created,
-            "removed": self.removed,
-        }
+        return fields_dict(self)
 
 
 def _create_entries(cids: list[str]) -> Program[tuple[int, int]]:

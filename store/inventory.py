@@ -20,6 +20,7 @@ from typing import Any
 from . import keys, names, paging
 from .blob_ops import Op, Program, list_keys, prefix_end
 from .codec import ConversationRecord
+from .models import fields_dict
 from .programs import load_meta_at, visible_meta
 from .runner import UnitRunner
 
@@ -107,12 +108,7 @@ class StoreCounts:
     index_entries: int
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "conversations": self.conversations,
-            "messages": self.messages,
-            "state_entries": self.state_entries,
-            "index_entries": self.index_entries,
-        }
+        return fields_dict(self)
 
 
 def _state_counts(conversations: list[tuple[str, ConversationRecord | None]]) -> Program[int]:

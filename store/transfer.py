@@ -35,6 +35,7 @@ from .blob_ops import Entry, Program, list_keys, scan
 from .codec import ConversationRecord, decode_message, decode_state, dumps_line, live_record
 from .errors import MemoryNotFoundError
 from .inventory import iter_conversations
+from .models import fields_dict
 from .programs import load_meta
 from .runner import UnitRunner
 
@@ -63,13 +64,7 @@ class TransferCounts:
     blobs: int = 0
 
     def to_dict(self) -> dict[str, int]:
-        return {
-            "conversations": self.conversations,
-            "messages": self.messages,
-            "state_entries": self.state_entries,
-            "adapter_blobs": self.adapter_blobs,
-            "blobs": self.blobs,
-        }
+        return fields_dict(self)
 
 
 # --- export ------------------------------------------------------------------
