@@ -21,8 +21,11 @@ KNOWN_FRAMEWORKS = ("claude-agent-sdk", "openai-agents-sdk", "langgraph", "crewa
 
 #: After ``signal`` is set (abort, client disconnect, ``agents.timeout``) a run has
 #: this long to finish on its own (save a partial answer, send a last frame)
-#: before it is cancelled. The platform's grace, if any, is UNKNOWN.
-STOP_GRACE_S = 2.0
+#: before it is cancelled. The platform's grace, if any, is UNKNOWN. 3 s: the
+#: TypeScript Claude Agent SDK ends its query about 2 s after its abort fires
+#: (it waits that long for the CLI to exit), and a template that breaks out of
+#: its loop then still sends its last frames.
+STOP_GRACE_S = 3.0
 TIMEOUT_GRACE_S = 5.0
 
 #: Status of a non-streaming run cancelled after an abort or a disconnect
