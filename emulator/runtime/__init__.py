@@ -15,7 +15,8 @@ everything needing starlette or uvicorn is imported on use.
 
 from __future__ import annotations
 
-from .context import AbortActiveRunResult, PlatformOnlyError
+from .context import AbortActiveRunResult
+from .errors import PlatformOnlyError
 from .sse import StreamResponse
 
 # not the sse() function: it would shadow the .sse module on this package

@@ -26,6 +26,7 @@ from makers_store.errors import MemoryValidationError
 
 from . import trace_log
 from .context import AbortFunction, AgentContext, AgentRequest, ToolsSetup, Utils
+from .errors import RelayedError, ResultError
 from .kv import KVSpaces
 from .platform_choices import (
     ABORTED_STATUS,
@@ -35,8 +36,6 @@ from .platform_choices import (
 )
 from .request_body import handler_body
 from .responses import (
-    RelayedError,
-    ResultError,
     SSEResponse,
     error_response,
     is_graph_interrupt,

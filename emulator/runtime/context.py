@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Generic
 
 from makers_store import ContextStore, SyncContextStore
-from makers_store.errors import MemoryValidationError, StoreError
+from makers_store.errors import MemoryValidationError
 
 from . import sse as sse_module
 from .function_store import CloudFunctionStore, StoreT
@@ -31,14 +31,6 @@ logger = logging.getLogger("makers_store.serve")
 
 #: abort(conversation_id, except_run) -> the runs aborted, on every instance.
 AbortFunction = Callable[[str, str | None], list[AbortedRun]]
-
-
-class PlatformOnlyError(StoreError, AttributeError):
-    """A ``ctx`` feature that only the EdgeOne Makers platform provides.
-
-    It is also an ``AttributeError``, so ``getattr(..., None)`` and ``hasattr``
-    let code degrade gracefully when run locally.
-    """
 
 
 @dataclass

@@ -8,7 +8,7 @@
 - Any other key is ignored (console metadata, build settings).
 
 A file that is not JSON, or keys of the wrong type, stop serve with a
-:class:`~.supervisor.ServeError` naming the file and the position.
+:class:`~.errors.ServeError` naming the file and the position.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import ServeError
 from .platform_choices import FRAMEWORK_WHEN_ABSENT, KNOWN_FRAMEWORKS
-from .supervisor import ServeError
 
 FILE_NAME = "edgeone.json"
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..studio import SERVE_PREFIX as STUDIO_PREFIX
-from .front_body import BodyRefused, ClientGone, body_pieces, declared_length
+from .errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
+from .front_body import body_pieces, declared_length
 from .front_control import InflightRuns, serve_control
 from .front_headers import (
     CLOSE,
@@ -39,10 +40,10 @@ from .front_headers import (
     send_json,
 )
 from .front_limits import FrontLimits
-from .http_client import Connection, Headers, ResponseHead, UpstreamError
+from .http_client import Connection, Headers, ResponseHead
 from .runs import new_run_id
 from .sse import SSE_CONNECTION_HEADER, sse
-from .supervisor import NoInstanceError, Worker, WorkerPool
+from .supervisor import Worker, WorkerPool
 from .worker_app import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER
 
 logger = logging.getLogger("makers_store.serve")

@@ -18,21 +18,9 @@ from collections.abc import AsyncIterator
 
 from starlette.types import Receive
 
+from .errors import BodyRefused, ClientGone
 from .front_limits import FrontLimits
 from .http_client import Headers
-
-
-class ClientGone(Exception):
-    """The client disconnected before its body was complete."""
-
-
-class BodyRefused(Exception):
-    """The body cannot be taken: ``status`` and ``message`` say why."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def too_large(limit: int) -> BodyRefused:

@@ -28,7 +28,8 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from .front_body import BodyRefused, ClientGone, read_small_json
+from .errors import BodyRefused, ClientGone
+from .front_body import read_small_json
 from .front_headers import header, send_json
 from .front_limits import FrontLimits
 from .supervisor import Worker, WorkerPool

@@ -19,18 +19,11 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from makers_store import ContextStore, SyncContextStore
-from makers_store.errors import StoreError
+
+from .errors import NotInCloudFunctionsError
 
 _REMOVED = frozenset({"langgraph_checkpointer", "langgraph_store"})
 StoreT = TypeVar("StoreT", SyncContextStore, ContextStore)
-
-
-class NotInCloudFunctionsError(StoreError, AttributeError):
-    """A store attribute the platform removes from cloud functions.
-
-    An ``AttributeError`` as well, so ``hasattr`` / ``getattr(store, name, None)``
-    answer as they would on the platform.
-    """
 
 
 class CloudFunctionStore(Generic[StoreT]):

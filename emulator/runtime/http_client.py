@@ -34,15 +34,13 @@ from typing import Any
 
 import h11
 
+from .errors import UpstreamError
+
 Headers = list[tuple[bytes, bytes]]
 #: Bytes read from the socket at a time, and the largest body piece yielded.
 _READ = 64 * 1024
 #: The largest response head accepted (status line and headers).
 _LIMIT = 1024 * 1024
-
-
-class UpstreamError(Exception):
-    """The other side broke the HTTP exchange (closed early, sent garbage)."""
 
 
 @dataclass

@@ -3,7 +3,7 @@ studio``): one way to bind a port, to show its address and to warn when it is
 reachable from other machines.
 
 A port is bound before anything is printed, so a port in use is a clear
-:class:`~.supervisor.ServeError` rather than a banner followed by a traceback;
+:class:`~.errors.ServeError` rather than a banner followed by a traceback;
 ``--port 0`` picks a free one.
 """
 
@@ -14,7 +14,7 @@ import ipaddress
 import os
 import socket
 
-from .supervisor import ServeError
+from .errors import ServeError
 
 #: Hosts that mean "every interface".
 WILDCARD_HOSTS = ("", "0.0.0.0", "::", "*")

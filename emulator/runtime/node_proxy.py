@@ -36,13 +36,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .context import AgentContext
-from .http_client import Connection, ResponseHead, UpstreamError, request_json
+from .errors import NodeStreamError, RelayedError, UpstreamError
+from .http_client import Connection, ResponseHead, request_json
 from .node_entry import APP_ENTRY_LABEL
 from .node_handlers import NodeRuns
 from .node_worker import NodeWorker
 from .platform_choices import NODE_STREAMED_TYPES
 from .request_body import NodeBodyKind, handler_body, node_body_kind
-from .responses import RelayedError, error_response
+from .responses import error_response
 from .routes import Route
 from .sse import StreamResponse
 
@@ -166,10 +167,6 @@ def agent_handler(
                 runs.remove(ctx)
 
     return handler
-
-
-class NodeStreamError(Exception):
-    """A Node handler's stream failed after it started (named as the JS error, see below)."""
 
 
 def _stream_error(text: str) -> NodeStreamError:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import platformdirs
 
+from .errors import NodeSetupError
 from .node_entry import TYPESCRIPT_SUFFIXES
 from .routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable
-from .supervisor import ServeError
 
 #: The tsx release serve installs (4.x: ``node --import tsx`` on Node 20).
 TSX_VERSION = "4.23.15"
@@ -41,10 +41,6 @@ NODE_ENV = "MAKERS_STORE_NODE"
 #: Overrides the cache folder tsx is installed into (tests, read-only homes).
 CACHE_ENV = "MAKERS_STORE_NODE_CACHE"
 _INSTALL_TIMEOUT_S = 300
-
-
-class NodeSetupError(ServeError):
-    """Node routes cannot run: Node missing or too old, or tsx not installable."""
 
 
 @dataclass(frozen=True)

@@ -25,24 +25,13 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from .errors import ResultError
 from .runs import Run
 from .sse import SSE_HEADERS, StreamResponse, dumps, sse, to_frame
 
 logger = logging.getLogger("makers_store.serve")
 
 _ENVELOPE_KEYS = {"status_code", "body", "headers"}
-
-
-class ResultError(TypeError):
-    """The handler returned something that cannot be sent."""
-
-
-class RelayedError(Exception):
-    """The handler failed in another process (a Node worker), whose error answer is relayed."""
-
-    def __init__(self, response: Response) -> None:
-        super().__init__("the handler failed")
-        self.response = response
 
 
 #: on_end(status): the run is over; status is "ok", "error", "interrupted" or the

@@ -29,9 +29,10 @@ from makers_store.location import StoreLocation, resolve
 from . import listening
 from .edgeone import AgentsConfig, read_agents_config
 from .envfile import project_env
+from .errors import ServeError
 from .node_setup import NodeRuntime, prepare_node, project_warnings
 from .routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
-from .supervisor import ServeError, WorkerPool, WorkerSpec
+from .supervisor import WorkerPool, WorkerSpec
 
 if TYPE_CHECKING:
     from ..studio.under_serve import ServedStudio

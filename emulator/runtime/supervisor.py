@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from makers_store.errors import StoreError
-
-from .http_client import UpstreamError, request_json
+from .errors import NoInstanceError, ServeError, UpstreamError
+from .http_client import request_json
 from .platform_choices import ABORT_FANOUT_TIMEOUT_S
 from .worker import READY_MARKER, SETTINGS_ENV
 from .worker_app import INTERNAL_PREFIX, TOKEN_HEADER
@@ -41,14 +40,6 @@ STOP_TIMEOUT_S = 6.0
 DRAIN_TIMEOUT_S = 120.0
 _REMEMBERED_CONVERSATIONS = 10_000
 _MAX_START_FAILURES = 3
-
-
-class ServeError(StoreError, RuntimeError):
-    """The local runtime could not start or serve."""
-
-
-class NoInstanceError(ServeError):
-    """No worker became ready in time to take a request."""
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from . import trace_log
 from .agent_run import AgentRunner
 from .cloud_functions import run_cloud_function
 from .context import AgentHandle, FunctionContext, ToolsSetup
+from .errors import ResultError
 from .function_apps import run_function_app
 from .function_handlers import run_context_handler
 from .function_limits import FunctionLimits, read_body
@@ -48,7 +49,7 @@ from .kv import KVSpaces
 from .loader import load_handler
 from .platform_choices import HEALTH_PATH, METRICS_PATH
 from .request_body import parse_body
-from .responses import ResultError, error_response, json_response
+from .responses import error_response, json_response
 from .routes import Route as ProjectRoute
 from .routes import discover
 from .runs import ActiveRuns, new_run_id

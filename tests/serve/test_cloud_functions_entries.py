@@ -11,16 +11,14 @@ import makers_store
 from makers_store.cli.serve import SHOWN_HELPERS, _print_routes
 from makers_store.emulator.runtime import routes
 from makers_store.emulator.runtime.entry_patterns import entry_in_source
+from makers_store.emulator.runtime.errors import NotInCloudFunctionsError
 from makers_store.emulator.runtime.function_apps import route_prefix
 from makers_store.emulator.runtime.function_limits import (
     WALL_CLOCK_ENV,
     WALL_CLOCK_S,
     FunctionLimits,
 )
-from makers_store.emulator.runtime.function_store import (
-    CloudFunctionStore,
-    NotInCloudFunctionsError,
-)
+from makers_store.emulator.runtime.function_store import CloudFunctionStore
 from makers_store.emulator.runtime.platform_choices import FUNCTION_MAX_BODY_BYTES
 from makers_store.errors import StoreError
 

@@ -15,7 +15,8 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from makers_store.emulator.runtime.http_client import Connection, UpstreamError, request_json
+from makers_store.emulator.runtime.errors import UpstreamError
+from makers_store.emulator.runtime.http_client import Connection, request_json
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

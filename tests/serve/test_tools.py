@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from makers_store.emulator.runtime.context import PlatformOnlyError
+from makers_store.emulator.runtime.errors import PlatformOnlyError
 from makers_store.emulator.runtime.tools import (
     LocalSandbox,
     ToolArgumentError,

@@ -11,7 +11,7 @@ Not a security sandbox: commands and code run as the user who started serve.
 
 from __future__ import annotations
 
-from .errors import ToolArgumentError, ToolError, ToolFileNotFoundError, ToolsDisabledError
+from ..errors import ToolArgumentError, ToolError, ToolFileNotFoundError, ToolsDisabledError
 from .sandbox import LocalSandbox
 from .toolkit import ClaudeMcpServerBundle, Toolkit, build_toolkit
 from .workspace import Workspace

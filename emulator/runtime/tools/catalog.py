@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ToolArgumentError, ToolError
 from . import files, processes, web
-from .errors import ToolArgumentError, ToolError
 from .workspace import Workspace
 
 logger = logging.getLogger("makers_store.serve")

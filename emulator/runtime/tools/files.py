@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, ParamSpec, TypeVar
 
-from .errors import ToolArgumentError, ToolError, ToolFileNotFoundError
+from ..errors import ToolArgumentError, ToolError, ToolFileNotFoundError
 from .workspace import Workspace, WorkspacePath
 
 #: files_read refuses bigger files (a model cannot use more; use commands + head).

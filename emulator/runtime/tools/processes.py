@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolArgumentError, ToolError
+from ..errors import ToolArgumentError, ToolError
 from .workspace import Workspace
 
 #: Seconds a command or snippet may run when the caller gives no timeout

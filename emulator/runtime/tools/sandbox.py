@@ -19,9 +19,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
-from ..context import PlatformOnlyError
+from ..errors import PlatformOnlyError, ToolArgumentError, ToolsDisabledError
 from . import files, processes
-from .errors import ToolArgumentError, ToolsDisabledError
 from .files import FileEntry
 from .processes import CodeExecution, CommandResult
 from .workspace import Workspace

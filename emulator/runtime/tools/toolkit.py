@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ToolArgumentError
 from ..platform_choices import FRAMEWORK_WHEN_ABSENT, KNOWN_FRAMEWORKS
 from . import shapes
 from .catalog import BROWSER_TOOLS, FILE_TOOLS, SPECS, SPECS_BY_NAME, ToolRunner, ToolSpec
-from .errors import ToolArgumentError
 from .workspace import Workspace
 
 #: ``to_claude_mcp_server()`` without a name. The platform's default is UNKNOWN: its

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from makers_store.errors import missing_extra
 
-from .errors import ToolArgumentError, ToolError
+from ..errors import ToolArgumentError, ToolError
 
 #: browser_fetch keeps at most this many bytes of a body.
 MAX_FETCH_BYTES = 2 * 1024 * 1024

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ToolArgumentError
+from ..errors import ToolArgumentError
 
 #: Where the workspaces live, under the project folder (hidden from --reload).
 WORKSPACES_DIR = Path(".makers-store") / "workspaces"
