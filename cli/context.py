@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from makers_store import Portal, SyncContextStore, SyncStateStore
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CliState:
     """The global options. ``store_url`` is None unless ``--store`` was given:
     the library then resolves ``$MAKERS_STORE_URL`` or the default location
-    itself, and can say why it chose it."""
+    itself, and can say why it chose it. Set by the root command, then by
+    the same options given after the command (:func:`accept_global_options_after`),
+    which is why it is mutable: every context holds this one object."""
 
     store_url: str | None = None
     debug: bool = False
@@ -72,8 +74,20 @@ class Session:
 
 
 def cli_state(ctx: typer.Context) -> CliState:
-    state = ctx.find_root().obj
-    return state if isinstance(state, CliState) else CliState()
+    root = ctx.find_root()
+    if not isinstance(root.obj, CliState):
+        # completion makes contexts without running the root's callback
+        root.obj = CliState()
+    return root.obj
+
+
+def complete_store_path(incomplete: str) -> list[str]:
+    """--store completes as a file path (a bare path is a SQLite store)."""
+    import glob
+    import os
+
+    found = sorted(glob.glob(glob.escape(os.path.expanduser(incomplete)) + "*"))
+    return [path + ("/" if os.path.isdir(path) else "") for path in found[:200]]
 
 
 @contextmanager
@@ -85,3 +99,60 @@ def open_session(ctx: typer.Context, *, create: bool = False) -> Iterator[Sessio
         yield session
     finally:
         session.close()
+
+
+def _given_after(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:
+    """A global option given after the command: it wins over one given before."""
+    from typer import _click as click
+
+    if ctx.get_parameter_source(param.name or "") is click.core.ParameterSource.COMMANDLINE:
+        state = cli_state(ctx)
+        if param.name == "store":
+            state.store_url = value
+        elif param.name == "debug":
+            state.debug = state.debug or bool(value)
+    return value
+
+
+def _global_options_after(
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            metavar="URL",
+            help="Store URL, as before the command (see `makers-store --help`).",
+            expose_value=False,
+            callback=_given_after,
+            autocompletion=complete_store_path,
+        ),
+    ] = None,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show tracebacks on errors.",
+            expose_value=False,
+            callback=_given_after,
+        ),
+    ] = False,
+) -> None:
+    """The global options as every command also takes them (never run)."""
+
+
+def accept_global_options_after(command: Any) -> None:
+    """Let every command below ``command`` take the global options after its
+    name too (``makers-store conv list --store s1.db``), as the root takes them
+    before it: one set of options, declared once above and added to each
+    command that does not declare an option of that name itself (``serve``
+    and ``studio`` have a ``--store`` of their own)."""
+    import typer.main
+
+    template = typer.Typer(add_completion=False)
+    template.command()(_global_options_after)
+    shared = typer.main.get_command(template).params
+    for sub in getattr(command, "commands", {}).values():
+        if hasattr(sub, "commands"):
+            accept_global_options_after(sub)
+            continue
+        taken = {name for param in sub.params for name in param.opts}
+        sub.params.extend(param for param in shared if not taken & set(param.opts))

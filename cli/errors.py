@@ -105,10 +105,78 @@ def describe(exc: BaseException) -> str:
 
 
 def _usage_message(exc: click.exceptions.UsageError) -> str:
-    message = exc.format_message()
+    message = _own_words(exc) or exc.format_message()
     if exc.ctx is not None:
         message += f" (see '{exc.ctx.command_path} --help')"
     return message
+
+
+def did_you_mean(given: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'user'?)`` when ``given`` is close to one of ``choices``."""
+    import difflib
+
+    close = difflib.get_close_matches(given.lower(), list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _own_words(exc: click.exceptions.UsageError) -> str | None:
+    """A bad value or command in the CLI's words, not its validator's.
+
+    typer validates option values with pydantic, whose messages name neither
+    the choices nor what was typed the way a person reads them (``Value error,
+    'usr' is not one of ...``, ``Input should be a valid integer``). The
+    message is made here from the parameter's declaration and the value.
+    """
+    if isinstance(exc, click.exceptions.BadParameter) and exc.param is not None:
+        return _bad_value(exc)
+    message = exc.format_message()
+    if message.startswith("No such command") and exc.ctx is not None:
+        command = exc.ctx.command
+        names = sorted(getattr(command, "commands", {}))
+        given = message.split("'")[1] if message.count("'") >= 2 else ""
+        return f"no command {given!r} in '{exc.ctx.command_path}'" + (
+            did_you_mean(given, names) if given else ""
+        )
+    return None
+
+
+def _bad_value(exc: click.exceptions.BadParameter) -> str | None:
+    param = exc.param
+    assert param is not None
+    errors = getattr(exc.__cause__, "errors", None)  # pydantic's ValidationError
+    if not callable(errors):
+        return None
+    found = errors()
+    if not found or "input" not in found[0]:
+        return None
+    given = found[0]["input"]
+    shown = repr(given) if isinstance(given, str) else repr(str(given))
+    long_names = [name for name in param.opts if name.startswith("--")]
+    name = (long_names or param.opts or [param.human_readable_name])[0]
+    if param.param_type_name == "argument":
+        name = param.human_readable_name
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None:
+        return None
+    if descriptor.choices:
+        values = [str(getattr(choice, "value", choice)) for choice in descriptor.choices]
+        hint = did_you_mean(str(given), values) if isinstance(given, str) else ""
+        return f"{name} must be one of {', '.join(values)}; got {shown}{hint}"
+    info = descriptor.parameter_info
+    kind = descriptor.annotation
+    if kind is int or kind is float:
+        noun = "a whole number" if kind is int else "a number"
+        try:
+            number = kind(given)
+        except (TypeError, ValueError):
+            return f"{name} must be {noun}; got {shown}"
+        if info.min is not None and number < info.min:
+            return f"{name} must be at least {info.min}; got {shown}"
+        if info.max is not None and number > info.max:
+            return f"{name} must be at most {info.max}; got {shown}"
+    message = str(found[0].get("msg", ""))
+    message = message.removeprefix("Value error, ").rstrip(".")
+    return f"{name}: {message}; got {shown}" if message else None
 
 
 def _debug_wanted(args: Sequence[str]) -> bool:

@@ -8,21 +8,65 @@ function; the modules imported here hold only typer declarations.
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer import _click as click
+from typer.core import TyperArgument, TyperOption
 
 from . import blob, conv, copy, index, info, msg, state, studio, transfer
 from . import serve as serve_commands
-from .context import CliState
+from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup, run_with_error_boundary
 from .options import examples
 
+class RootGroup(BoundaryGroup):
+    """The root command: the error boundary, and the global options accepted
+    after any command as well as before it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        accept_global_options_after(self)
+        plain_metavars(self)
+
+
+class _Argument(TyperArgument):
+    """An argument shown as ``NAME`` (``[NAME]`` when optional) in usage lines
+    and without its Python type in the help: typer writes ``{NAME}`` and
+    ``NAME <str>``."""
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        return None
+
+
+def plain_metavars(command: Any) -> None:
+    """One form for values in every command's help: an option's value is an
+    upper-case word (``--limit N``) or its choices (``--order asc|desc``),
+    never typer's ``<int range>`` or ``<str>``; arguments as :class:`_Argument`."""
+    for param in command.params:
+        if isinstance(param, TyperArgument):
+            param.__class__ = _Argument
+        elif isinstance(param, TyperOption) and param.metavar is None and not param.is_flag:
+            choices = param.type_descriptor.choices
+            if choices:
+                param.metavar = "|".join(str(getattr(c, "value", c)) for c in choices)
+            else:
+                param.metavar = (param.name or "value").upper()
+    for sub in getattr(command, "commands", {}).values():
+        plain_metavars(sub)
+
+
 app = typer.Typer(
     name="makers-store",
-    cls=BoundaryGroup,
+    cls=RootGroup,
     help=(
         "Inspect and edit EdgeOne Makers conversation stores; run agents locally.\n\n"
+        "Global options (--store, --debug) go before or after the command.\n\n"
         "Exit codes: 0 ok, 1 error, 2 usage, 3 not found."
     ),
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -30,15 +74,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
-
-
-def _complete_store(incomplete: str) -> list[str]:
-    """--store completes as a file path (a bare path is a SQLite store)."""
-    import glob
-    import os
-
-    found = sorted(glob.glob(glob.escape(os.path.expanduser(incomplete)) + "*"))
-    return [path + ("/" if os.path.isdir(path) else "") for path in found[:200]]
 
 
 def _print_version(value: bool) -> None:
@@ -61,7 +96,7 @@ def _global(
             envvar="MAKERS_STORE_URL",
             metavar="URL",
             help="Store URL (sqlite:///file.db, memory://); default: see `makers-store info`.",
-            autocompletion=_complete_store,
+            autocompletion=complete_store_path,
         ),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,

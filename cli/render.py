@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.highlighter import JSONHighlighter
 from rich.padding import Padding
@@ -29,6 +30,7 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.table import Table
 from rich.text import Text
 
 from makers_store import ConversationMeta, Message
@@ -43,46 +45,104 @@ ROLE_STYLES = {
 }
 #: Strings longer than this inside structured content are abbreviated in transcripts.
 LONG_STRING = 300
-#: The width rich lays out for when output is not a terminal: never reached, so
-#: nothing is wrapped for a pipe or a file.
-UNBOUNDED = 1_000_000
+#: In a pipe or a file, a table column is padded to align up to this many
+#: cells (or its ``max_width``); a longer value is written whole and pushes the
+#: rest of its row to the right, so the row stays one line.
+ALIGN_AT = 40
 
 
-def _console(*, stderr: bool, width: int | None = None) -> Console:
+def _console(*, stderr: bool) -> Console:
     return Console(
         stderr=stderr,
         highlight=False,
         markup=False,  # strings are text: '[/INST]' is printed, not parsed
         emoji=False,  # ':smile:' too
-        width=width,
-        soft_wrap=width is not None,
     )
 
 
 class Screen:
     """Human output on stdout or stderr.
 
-    On a terminal rich wraps lines to its width. Anywhere else (a pipe, a
-    file) every line is written whole and without the trailing spaces rich
-    adds to align its layout, so ``grep``, ``cut`` and diffs see the text.
+    On a terminal rich lays lines out to its width. Anywhere else (a pipe, a
+    file) nothing is laid out: :func:`plain_lines` writes every line whole,
+    every character of it, without the padding rich adds to align, so
+    ``grep``, ``wc -l``, ``cut`` and diffs see the text. (Laying out for a pipe
+    at some huge width is what cut lines at that width: rich crops what it
+    lays out, and a width is always finite.)
     """
 
     def __init__(self, *, stderr: bool = False) -> None:
         self._stderr = stderr
-        console = _console(stderr=stderr)
-        self.is_terminal = console.is_terminal
-        self._console = console if self.is_terminal else _console(stderr=stderr, width=UNBOUNDED)
+        self._console = _console(stderr=stderr)
+        self.is_terminal = self._console.is_terminal
 
-    def print(self, *items: RenderableType | str, style: str | None = None) -> None:
-        shown = [text(item) if isinstance(item, str) else item for item in items]
+    def print(
+        self, item: RenderableType | str, *, style: str | None = None, whole: bool = False
+    ) -> None:
+        """Print ``item`` (a str is user data: :func:`text`); ``whole``: a line a
+        person may copy (a command, a URL) is not wrapped by rich on a terminal."""
+        shown = text(item) if isinstance(item, str) else item
         if self.is_terminal:
-            self._console.print(*shown, style=style)
+            self._console.print(shown, style=style, soft_wrap=whole)
             return
-        with self._console.capture() as captured:
-            self._console.print(*shown, style=style)
         stream = sys.stderr if self._stderr else sys.stdout
-        stream.write("\n".join(line.rstrip(" ") for line in captured.get().split("\n")))
+        for line in plain_lines(shown):
+            stream.write(line)
+            stream.write("\n")
         stream.flush()
+
+
+def plain_lines(item: RenderableType) -> Iterator[str]:
+    """The lines of what :class:`Screen` prints, for output that is not a
+    terminal: text as it is, indents kept, table cells aligned up to
+    :data:`ALIGN_AT`; no width, no wrapping, no cropping."""
+    if isinstance(item, str):
+        yield from item.split("\n")
+    elif isinstance(item, Text):
+        yield from item.plain.split("\n")
+    elif isinstance(item, Group):
+        for part in item.renderables:
+            yield from plain_lines(part)
+    elif isinstance(item, Padding):
+        yield from [""] * item.top
+        for line in plain_lines(item.renderable):
+            yield " " * item.left + line if line else line
+        yield from [""] * item.bottom
+    elif isinstance(item, Table):
+        yield from _table_lines(item)
+    else:  # a renderable laid out for a terminal only: add it above first
+        raise TypeError(f"no plain rendering for {type(item).__name__}")
+
+
+def _one_line(value: RenderableType) -> str:
+    return "\\n".join(plain_lines(value))
+
+
+def _table_lines(table: Table) -> Iterator[str]:
+    columns = table.columns
+    rows = [[_one_line(cell) for cell in column.cells] for column in columns]
+    headers = [_one_line(column.header) for column in columns]
+    widths = []
+    for column, header, values in zip(columns, headers, rows, strict=True):
+        widest = max((cell_len(value) for value in [header, *values]), default=0)
+        widths.append(min(widest, column.max_width or ALIGN_AT))
+
+    def line(cells: list[str]) -> str:
+        last = max((n for n, value in enumerate(cells) if value), default=-1)
+        parts = []
+        for n, value in enumerate(cells[: last + 1]):
+            room = max(widths[n] - cell_len(value), 0)
+            if columns[n].justify == "right":
+                value = " " * room + value
+            elif n < last:
+                value += " " * room
+            parts.append(value)
+        return "  ".join(parts)
+
+    if table.show_header:
+        yield line(headers)
+    for index in range(table.row_count):
+        yield line([values[index] for values in rows])
 
 
 def stdout() -> Screen:

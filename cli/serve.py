@@ -164,17 +164,20 @@ def init_command(
     ] = False,
 ) -> None:
     """Create a runnable Makers project: chat, streaming and stop agents, a history API."""
-    from rich.console import Console
-
     from makers_store.emulator.runtime.scaffold import scaffold
 
+    from .render import stdout
+
     written = scaffold(directory, force=force)
-    console = Console()
+    screen = stdout()  # paths are user data: printed as text, control characters escaped
     for path in written:
-        console.print(f"  created {path}", highlight=False)
-    console.print(
-        f"\nnext:\n  makers-store serve {directory}\n"
+        screen.print(f"  created {path}", whole=True)
+    # whole: commands to copy stay one line on a terminal too, and their JSON in one piece
+    screen.print("\nnext:", whole=True)
+    screen.print(f"  makers-store serve {directory}", whole=True)
+    screen.print(
         "  curl -s localhost:8088/chat -H 'makers-conversation-id: demo' "
         '-d \'{"message": "hi"}\'',
-        highlight=False,
+        whole=True,
     )
+    screen.print("  makers-store chat /chat/stream -c demo", whole=True)

@@ -46,6 +46,7 @@ from .routes import Route
 from .runs import ActiveRuns, Run
 from .sse import dumps
 from .tracing import Tracer
+from .wire import INTERNAL_HEADER_PREFIX
 
 logger = logging.getLogger("makers_store.serve")
 trace_logger = logging.getLogger("makers_store.serve.trace")
@@ -76,7 +77,7 @@ def agent_request(request: Request, body: Any, raw: bytes, signal: asyncio.Event
     headers = {
         k.decode("latin-1"): v.decode("latin-1")
         for k, v in request.scope["headers"]
-        if not k.startswith(b"makers-internal-")  # the front's own, not the client's
+        if not k.startswith(INTERNAL_HEADER_PREFIX)  # the front's own, not the client's
     }
     return AgentRequest(
         method=request.method,

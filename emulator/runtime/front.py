@@ -41,10 +41,9 @@ from .front_headers import (
 )
 from .front_limits import FrontLimits
 from .http_client import Connection, Headers, ResponseHead
-from .runs import new_run_id
 from .sse import SSE_CONNECTION_HEADER, sse
 from .supervisor import Worker, WorkerPool
-from .worker_app import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER
+from .wire import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, new_run_id
 
 logger = logging.getLogger("makers_store.serve")
 

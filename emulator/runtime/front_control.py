@@ -33,7 +33,7 @@ from .front_body import read_small_json
 from .front_headers import header, send_json
 from .front_limits import FrontLimits
 from .supervisor import Worker, WorkerPool
-from .worker_app import INTERNAL_PREFIX, TOKEN_HEADER
+from .wire import ABORT_PATH, TOKEN_HEADER
 
 logger = logging.getLogger("makers_store.serve")
 
@@ -96,7 +96,7 @@ async def serve_control(
     if not hmac.compare_digest(given, token.encode()):
         await send_json(send, 404, {"error": "not found"})
         return
-    if scope["path"] != INTERNAL_PREFIX + "abort" or scope["method"] != "POST":
+    if scope["path"] != ABORT_PATH or scope["method"] != "POST":
         await send_json(send, 404, {"error": "not found"})
         return
     try:

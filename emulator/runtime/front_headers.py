@@ -15,7 +15,14 @@ from starlette.types import Scope, Send
 
 from .http_client import Headers
 from .supervisor import Worker
-from .worker_app import CONVERSATION_HEADER, RUN_HEADER, RUN_ID_INTERNAL_HEADER
+from .wire import (
+    CONVERSATION_HEADER,
+    INSTANCE_HEADER,
+    INSTANCE_PID_HEADER,
+    INTERNAL_HEADER_PREFIX,
+    RUN_HEADER,
+    RUN_ID_INTERNAL_HEADER,
+)
 
 HOP_BY_HOP = {
     b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te",
@@ -42,8 +49,8 @@ def conversation_of(scope: Scope) -> bytes:
 
 def instance_headers(worker: Worker) -> Headers:
     return [
-        (b"makers-instance", str(worker.serial).encode()),
-        (b"makers-instance-pid", str(worker.pid).encode()),
+        (INSTANCE_HEADER, str(worker.serial).encode()),
+        (INSTANCE_PID_HEADER, str(worker.pid).encode()),
     ]
 
 
@@ -54,7 +61,7 @@ def forwarded_headers(scope: Scope, cid: bytes, run_id: str) -> Headers:
         (k, v)
         for k, v in headers
         if k not in HOP_BY_HOP
-        and not k.startswith(b"makers-internal")
+        and not k.startswith(INTERNAL_HEADER_PREFIX)
         and k != CONVERSATION_HEADER.encode()
     ]
     forwarded += [

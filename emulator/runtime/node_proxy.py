@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,30 +45,33 @@ from .request_body import NodeBodyKind, handler_body, node_body_kind
 from .responses import error_response
 from .routes import Route
 from .sse import StreamResponse
+from .wire import (
+    ABORT_PATH,
+    INTERNAL_HEADER_PREFIX,
+    NODE_META_HEADER,
+    NODE_OUTCOME_HEADER,
+    TOKEN_HEADER,
+    node_meta,
+)
 
-META_HEADER = b"makers-internal-node"
-TOKEN_HEADER = b"makers-internal-token"
-#: Set by the Node worker on the 500 of a handler that threw.
-OUTCOME_HEADER = b"makers-internal-outcome"
+_TOKEN_HEADER = TOKEN_HEADER.encode()
 CONNECT_TIMEOUT_S = 10.0
 ABORT_TIMEOUT_S = 2.0
 _STREAMED = tuple(kind.encode("ascii") for kind in NODE_STREAMED_TYPES)
 _DROPPED = {b"content-length", b"transfer-encoding", b"connection", b"keep-alive", b"date",
-            OUTCOME_HEADER}
+            NODE_OUTCOME_HEADER}
 
 
 def _meta(route: Route, kind: str, run_id: str, conversation_id: str, **extra: Any) -> bytes:
-    meta = {"file": str(route.file), "relative": route.relative, "kind": kind, "runId": run_id,
-            "conversationId": conversation_id, **extra}
-    return json.dumps(meta, ensure_ascii=True).encode("ascii")
+    return node_meta(str(route.file), route.relative, kind, run_id, conversation_id, **extra)
 
 
 def _headers(node: NodeWorker, pairs: list[tuple[bytes, bytes]], meta: bytes) -> list[
     tuple[bytes, bytes]
 ]:
-    kept = [(k, v) for k, v in pairs if not k.startswith(b"makers-internal-") and k not in (
+    kept = [(k, v) for k, v in pairs if not k.startswith(INTERNAL_HEADER_PREFIX) and k not in (
         b"content-length", b"transfer-encoding", b"connection")]
-    return [*kept, (META_HEADER, meta), (TOKEN_HEADER, node.token.encode())]
+    return [*kept, (NODE_META_HEADER, meta), (_TOKEN_HEADER, node.token.encode())]
 
 
 def _relayed_headers(head: ResponseHead) -> dict[str, str]:
@@ -116,7 +118,7 @@ async def _collect(connection: Connection, head: ResponseHead, run_id: str) -> R
     finally:
         await connection.close()
     response = Response(data, status_code=head.status, headers=_relayed_headers(head))
-    if head.get(OUTCOME_HEADER) == b"error":
+    if head.get(NODE_OUTCOME_HEADER) == b"error":
         raise RelayedError(response)
     return response
 
@@ -126,8 +128,8 @@ async def _forward_abort(node: NodeWorker, ctx: AgentContext) -> None:
     await ctx.request.signal.wait()
     with contextlib.suppress(UpstreamError):
         await request_json(
-            "127.0.0.1", node.port, "POST", "/__makers/abort",
-            headers=[(TOKEN_HEADER, node.token.encode())],
+            "127.0.0.1", node.port, "POST", ABORT_PATH,
+            headers=[(_TOKEN_HEADER, node.token.encode())],
             payload={"runId": ctx.run_id}, within_s=ABORT_TIMEOUT_S,
         )
 

@@ -36,13 +36,11 @@ from .node_setup import NodeRuntime
 from .platform_choices import NODE_METHOD_NOT_ALLOWED_STATUS, NODE_STREAMED_TYPES
 from .routes import Route
 from .store_rpc import Handler, StoreRpcServer, start_store_rpc
+from .wire import NODE_READY_MARKER, NODE_RPC_ENV, NODE_SETTINGS_ENV
 
 logger = logging.getLogger("makers_store.serve")
 
 WORKER_SCRIPT = Path(__file__).parent / "node" / "worker.mjs"
-SETTINGS_ENV = "MAKERS_NODE_WORKER"
-RPC_ENV = "MAKERS_STORE_RPC"
-READY_MARKER = b"MAKERS-SERVE-NODE-READY"
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 3.0
 
@@ -84,7 +82,7 @@ class NodeWorker:
         self._folder = tempfile.mkdtemp(prefix="makers-node-")
         socket_path = os.path.join(self._folder, "store.sock")
         self._rpc = await start_store_rpc(store, socket_path, extra=handlers)
-        env = {**os.environ, SETTINGS_ENV: self._settings(), RPC_ENV: socket_path}
+        env = {**os.environ, NODE_SETTINGS_ENV: self._settings(), NODE_RPC_ENV: socket_path}
         self._process = process = await asyncio.create_subprocess_exec(
             *self._command(),
             cwd=self.project,
@@ -115,7 +113,7 @@ class NodeWorker:
                 code = await self._process.wait() if self._process else None
                 raise RuntimeError(f"the Node worker exited with code {code} while starting; "
                                    "its output is above")
-            if line.startswith(READY_MARKER):
+            if line.startswith(NODE_READY_MARKER):
                 return int(line.split()[1])
             sys.stdout.buffer.write(line)
             sys.stdout.flush()

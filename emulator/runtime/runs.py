@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,10 +34,6 @@ PENDING_ABORT_TTL_S = 60.0
 #: Finished run ids remembered, so an abort of a run that has just ended (its
 #: response still on its way through the front) is not mistaken for a pending one.
 _REMEMBERED_FINISHED = 1024
-
-
-def new_run_id() -> str:
-    return "run_" + uuid.uuid4().hex
 
 
 @dataclass(frozen=True)

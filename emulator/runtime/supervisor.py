@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import sys
 import time
@@ -29,8 +28,7 @@ from typing import Any, BinaryIO
 from .errors import NoInstanceError, ServeError, UpstreamError
 from .http_client import request_json
 from .platform_choices import ABORT_FANOUT_TIMEOUT_S
-from .worker import READY_MARKER, SETTINGS_ENV
-from .worker_app import INTERNAL_PREFIX, TOKEN_HEADER
+from .wire import ABORT_PATH, READY_MARKER, SETTINGS_ENV, TOKEN_HEADER, WorkerSettings
 
 logger = logging.getLogger("makers_store.serve")
 
@@ -176,21 +174,21 @@ class WorkerPool:
             return
         self._serial += 1
         serial = self._serial
-        settings = {
-            "project": str(self.spec.project),
-            "store_url": self.spec.store_url,
-            "instance": serial,
-            "token": self.spec.token,
-            "control_port": self.spec.control_port,
-            "framework": self.spec.framework,
-            "tools_enabled": self.spec.tools_enabled,
-            "agent_timeout_s": self.spec.agent_timeout_s,
-            "function_limits": self.spec.function_limits,
-            "node": self.spec.node,
-        }
+        settings = WorkerSettings(
+            project=self.spec.project,
+            store_url=self.spec.store_url,
+            instance=serial,
+            token=self.spec.token,
+            control_port=self.spec.control_port,
+            framework=self.spec.framework,
+            tools_enabled=self.spec.tools_enabled,
+            agent_timeout_s=self.spec.agent_timeout_s,
+            function_limits=self.spec.function_limits,
+            node=self.spec.node,
+        )
         env = {
             **self.spec.env,
-            SETTINGS_ENV: json.dumps(settings),
+            SETTINGS_ENV: settings.encode(),
             "PYTHONUNBUFFERED": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
         }
@@ -349,7 +347,7 @@ class WorkerPool:
                     "127.0.0.1",
                     worker.port,
                     "POST",
-                    INTERNAL_PREFIX + "abort",
+                    ABORT_PATH,
                     headers=[(TOKEN_HEADER.encode(), self.spec.token.encode())],
                     payload={
                         "conversation_id": conversation_id,

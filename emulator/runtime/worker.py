@@ -4,14 +4,13 @@ Started by the front (:mod:`.supervisor`), never by hand. Its settings come
 in the ``MAKERS_SERVE_WORKER`` environment variable (JSON), removed before
 any project code runs so the internal token never reaches ``ctx.env``. It
 listens on 127.0.0.1 on a port of its own choosing and announces it on
-stdout with :data:`READY_MARKER` once its store is open. It exits when the
+stdout with :data:`.wire.READY_MARKER` once its store is open. It exits when the
 front asks (SIGTERM) or when the front is gone (its parent changed).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import socket
@@ -22,10 +21,9 @@ from pathlib import Path
 
 from . import loader
 from .uvicorn_server import Server, on_stop_signals, quiet_config, stopper
-from .worker_app import WorkerApp, WorkerSettings
+from .wire import READY_MARKER, SETTINGS_ENV, WorkerSettings
+from .worker_app import WorkerApp
 
-SETTINGS_ENV = "MAKERS_SERVE_WORKER"
-READY_MARKER = "MAKERS-SERVE-WORKER-READY"
 GRACEFUL_S = 2
 #: Holds the ``_platform`` package (``from _platform.context import sse``).
 SHIM_DIR = Path(__file__).parent / "shim"
@@ -35,19 +33,7 @@ def _settings() -> WorkerSettings:
     raw = os.environ.pop(SETTINGS_ENV, None)
     if raw is None:
         raise SystemExit(f"{SETTINGS_ENV} is not set: workers are started by `makers-store serve`")
-    data = json.loads(raw)
-    return WorkerSettings(
-        project=Path(data["project"]),
-        store_url=data["store_url"],
-        instance=int(data["instance"]),
-        token=data["token"],
-        control_port=int(data["control_port"]),
-        framework=data.get("framework"),
-        tools_enabled=bool(data.get("tools_enabled", True)),
-        agent_timeout_s=data.get("agent_timeout_s"),
-        function_limits=bool(data.get("function_limits", True)),
-        node=data.get("node"),
-    )
+    return WorkerSettings.decode(raw)
 
 
 def _watch_parent(server: Server, parent: int) -> None:

@@ -19,13 +19,12 @@ import importlib
 import inspect
 import logging
 import os
-import re
 import traceback
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import ClientDisconnect, Request
@@ -47,53 +46,33 @@ from .function_limits import FunctionLimits, read_body
 from .function_store import CloudFunctionStore
 from .kv import KVSpaces
 from .loader import load_handler
+from .node_instance import NodeInstance
 from .platform_choices import HEALTH_PATH, METRICS_PATH
 from .request_body import parse_body
 from .responses import error_response, json_response
 from .routes import Route as ProjectRoute
 from .routes import discover
-from .runs import ActiveRuns, new_run_id
+from .runs import ActiveRuns
+from .wire import (
+    ABORT_PATH,
+    CONVERSATION_HEADER,
+    INTERNAL_PREFIX,
+    RUN_HEADER,
+    RUN_ID_INTERNAL_HEADER,
+    TOKEN_HEADER,
+    WorkerSettings,
+    is_run_id,
+    new_run_id,
+)
 from .worker_aborts import InstanceAborts
-
-if TYPE_CHECKING:
-    from .node_instance import NodeInstance
 
 logger = logging.getLogger("makers_store.serve")
 
 _RUNTIME_DIR = str(Path(__file__).parent)
 _IMPORTLIB_DIR = str(Path(importlib.__file__).parent)
-INTERNAL_PREFIX = "/__makers/"
-TOKEN_HEADER = "makers-internal-token"
-#: The run id the front chose for a request (clients cannot send it: the front
-#: drops every ``makers-internal-*`` header they send).
-RUN_ID_INTERNAL_HEADER = "makers-internal-run-id"
-CONVERSATION_HEADER = "makers-conversation-id"
-RUN_HEADER = "makers-run-id"
-_RUN_ID = re.compile(r"^run_[0-9a-f]{32}$")
 #: Newest records /agent-metrics lists by default, and at most.
 METRICS_DEFAULT_LIMIT = 50
 METRICS_MAX_LIMIT = 1000
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    project: Path
-    store_url: str
-    instance: int
-    token: str
-    #: The front's control port (abort fan-out); 0 when running without a front.
-    control_port: int = 0
-    #: ``agents.framework`` from edgeone.json (None when absent); shapes ``ctx.tools``.
-    framework: str | None = None
-    #: False under ``serve --no-tools``: ``ctx.tools`` and ``ctx.sandbox`` refuse to run anything.
-    tools_enabled: bool = True
-    #: ``agents.timeout`` from edgeone.json, in seconds (None: no limit).
-    agent_timeout_s: float | None = None
-    #: The platform's cloud-function limits (6 MB body, 120 s wall clock);
-    #: False under ``serve --no-function-limits``.
-    function_limits: bool = True
-    #: ``NodeRuntime.to_json()``: how to start this instance's Node worker (None: no Node routes).
-    node: dict[str, str | None] | None = None
 
 
 def _header(request: Request, name: str) -> bytes | None:
@@ -117,7 +96,7 @@ def conversation_id_of(request: Request) -> str:
 
 def _run_id_of(request: Request) -> str:
     given = (_header(request, RUN_ID_INTERNAL_HEADER) or b"").decode("ascii", "replace")
-    return given if _RUN_ID.match(given) else new_run_id()
+    return given if is_run_id(given) else new_run_id()
 
 
 def project_traceback(exc: BaseException) -> str:
@@ -143,7 +122,7 @@ class WorkerApp:
         self.routes = discover(settings.project)
         self.runs = ActiveRuns()
         self.aborts = InstanceAborts(
-            self.runs, settings.instance, settings.control_port, INTERNAL_PREFIX + "abort",
+            self.runs, settings.instance, settings.control_port, ABORT_PATH,
             {TOKEN_HEADER: settings.token},
         )
         self.env: dict[str, str] = dict(os.environ)
@@ -212,8 +191,6 @@ class WorkerApp:
         """Start this instance's Node worker when the project has Node routes."""
         if self.settings.node is None or not any(r.language == "node" for r in self.routes.all):
             return
-        from .node_instance import NodeInstance
-
         self.node = NodeInstance(self.settings.node, self.settings.project, self.routes.all)
         await self.node.start(self.store, self.aborts.everywhere_async)
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from makers_store.emulator.runtime import envfile, listening, routes, server, sse
+from makers_store.emulator.runtime import envfile, listening, routes, server, sse, wire
 from makers_store.emulator.runtime.scaffold import scaffold
 from makers_store.emulator.runtime.templates import FILES
 from makers_store.errors import MemoryValidationError
@@ -208,3 +209,23 @@ def test_the_front_listens_with_nagle_off_on_every_connection() -> None:
 
     assert listener.proto == socket.IPPROTO_TCP
     assert asyncio.run(accept_one()) != 0
+
+
+def test_the_node_worker_spells_the_wire_as_python_does() -> None:
+    """``node/worker.mjs`` and ``node/respond.mjs`` cannot import ``wire.py``: their
+    copies of its names are checked here instead."""
+    node = Path(wire.__file__).parent / "node"
+
+    def constants(name: str) -> dict[str, str]:
+        text = (node / name).read_text(encoding="utf-8")
+        return dict(re.findall(r"^const (\w+) = '([^']*)';$", text, re.MULTILINE))
+
+    worker, respond = constants("worker.mjs"), constants("respond.mjs")
+    assert worker["SETTINGS_ENV"] == wire.NODE_SETTINGS_ENV
+    assert worker["READY_MARKER"].encode() == wire.NODE_READY_MARKER
+    assert worker["META_HEADER"].encode() == wire.NODE_META_HEADER
+    assert worker["TOKEN_HEADER"] == wire.TOKEN_HEADER
+    assert worker["ABORT_PATH"] == wire.ABORT_PATH
+    assert worker["OUTCOME_HEADER"].encode() == respond["OUTCOME_HEADER"].encode()
+    assert respond["OUTCOME_HEADER"].encode() == wire.NODE_OUTCOME_HEADER
+    assert f"process.env.{wire.NODE_RPC_ENV}" in (node / "worker.mjs").read_text(encoding="utf-8")
