@@ -14,7 +14,7 @@ import typer
 from .options import ListenHost, ListenPort
 
 if TYPE_CHECKING:
-    from makers_store.emulator.runtime.routes import RouteTable
+    from makers_store.emulator.runtime.project.routes import RouteTable
 
 
 #: Helper modules the route table names before it only counts the rest.
@@ -164,7 +164,7 @@ def init_command(
     ] = False,
 ) -> None:
     """Create a runnable Makers project: chat, streaming and stop agents, a history API."""
-    from makers_store.emulator.runtime.scaffold import scaffold
+    from makers_store.emulator.runtime.project.scaffold import scaffold
 
     from .render import stdout
 

@@ -1,12 +1,12 @@
 """The local agent runtime behind ``makers-store serve`` (spec section 5).
 
-Layout: :mod:`.routes` (which file answers which URL), :mod:`.loader`
+Layout: :mod:`.project.routes` (which file answers which URL), :mod:`.loader`
 (importing project code), :mod:`.context` (``ctx``), :mod:`.sse` and
 :mod:`.responses` (what a handler returns -> HTTP), :mod:`.cloud_functions`
 (``BaseHTTPRequestHandler`` classes), :mod:`.worker_app` / :mod:`.worker`
 (one worker process), :mod:`.front` and :mod:`.supervisor` (the public port
 and the pool of workers), :mod:`.reload`, :mod:`.server` (putting it
-together), :mod:`.scaffold` (``makers-store init``).
+together), :mod:`.project.scaffold` (``makers-store init``).
 
 Only this package's pure-Python pieces are imported here, so project code
 may ``from makers_store.emulator.runtime import StreamResponse`` cheaply;

@@ -34,6 +34,7 @@ from .platform_choices import (
     INVALID_JSON_BODY_STATUS,
     TIMEOUT_STATUS,
 )
+from .project.routes import Route
 from .request_body import handler_body
 from .responses import (
     SSEResponse,
@@ -42,7 +43,6 @@ from .responses import (
     json_response,
     to_response,
 )
-from .routes import Route
 from .runs import ActiveRuns, Run
 from .sse import dumps
 from .tracing import Tracer

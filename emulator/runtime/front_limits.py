@@ -33,8 +33,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .envfile import positive_number
 from .platform_choices import AGENT_MAX_BODY_BYTES
+from .project.envfile import positive_number
 
 #: Seconds a client has to send a request's line and headers: generous for a
 #: person typing into ``nc``, far too short to hold connections open for free.

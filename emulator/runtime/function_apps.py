@@ -40,8 +40,8 @@ from makers_store.errors import missing_extra
 from .context import FunctionContext
 from .function_limits import FunctionLimits, timed_out
 from .platform_choices import FUNCTION_CONTEXT_KEY
+from .project.routes import Route
 from .responses import error_response
-from .routes import Route
 
 logger = logging.getLogger("makers_store.serve")
 

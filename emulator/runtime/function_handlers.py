@@ -38,9 +38,9 @@ from .context import AgentHandle, AgentRequest
 from .function_limits import FunctionLimits, timed_out
 from .function_store import CloudFunctionStore
 from .platform_choices import INVALID_JSON_BODY_STATUS
+from .project.routes import Route
 from .request_body import handler_body
 from .responses import SSEResponse, error_response, to_response
-from .routes import Route
 from .runs import Run
 
 logger = logging.getLogger("makers_store.serve")

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .envfile import positive_number
 from .platform_choices import FUNCTION_MAX_BODY_BYTES
+from .project.envfile import positive_number
 from .responses import error_response
 
 #: The platform's wall-clock limit per cloud-function request.

@@ -36,8 +36,8 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-from .entry_patterns import entry_in_tree
-from .routes import AGENTS_DIR, AGENTS_PACKAGE, FUNCTIONS_DIR, FUNCTIONS_PACKAGE
+from .project.entry_patterns import entry_in_tree
+from .project.routes import AGENTS_DIR, AGENTS_PACKAGE, FUNCTIONS_DIR, FUNCTIONS_PACKAGE
 
 logger = logging.getLogger("makers_store.serve")
 #: The entry kinds the platform loads as top-level modules (where relative imports fail).

@@ -24,7 +24,7 @@ from .node_handlers import AsyncAbort, NodeRuns, node_handlers
 from .node_proxy import agent_handler, function_response
 from .node_setup import NodeRuntime
 from .node_worker import NodeWorker
-from .routes import Route
+from .project.routes import Route
 
 
 class NodeInstance:

@@ -37,13 +37,13 @@ from starlette.responses import Response
 from .context import AgentContext
 from .errors import NodeStreamError, RelayedError, UpstreamError
 from .http_client import Connection, ResponseHead, request_json
-from .node_entry import APP_ENTRY_LABEL
 from .node_handlers import NodeRuns
 from .node_worker import NodeWorker
 from .platform_choices import NODE_STREAMED_TYPES
+from .project.node_entry import APP_ENTRY_LABEL
+from .project.routes import Route
 from .request_body import NodeBodyKind, handler_body, node_body_kind
 from .responses import error_response
-from .routes import Route
 from .sse import StreamResponse
 from .wire import (
     ABORT_PATH,

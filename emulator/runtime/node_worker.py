@@ -34,7 +34,7 @@ from makers_store import ContextStore
 
 from .node_setup import NodeRuntime
 from .platform_choices import NODE_METHOD_NOT_ALLOWED_STATUS, NODE_STREAMED_TYPES
-from .routes import Route
+from .project.routes import Route
 from .store_rpc import Handler, StoreRpcServer, start_store_rpc
 from .wire import NODE_READY_MARKER, NODE_RPC_ENV, NODE_SETTINGS_ENV
 

@@ -35,7 +35,7 @@ from typing import Any, Literal
 from makers_store.codec import find_surrogate
 
 from .platform_choices import BODY_JSON_WHEN_PARSES
-from .routes import Route
+from .project.routes import Route
 
 logger = logging.getLogger("makers_store.serve")
 

@@ -27,11 +27,11 @@ from makers_store.factory import split_url
 from makers_store.location import StoreLocation, resolve
 
 from . import listening
-from .edgeone import AgentsConfig, read_agents_config
-from .envfile import project_env
 from .errors import ServeError
 from .node_setup import NodeRuntime, prepare_node, project_warnings
-from .routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
+from .project.edgeone import AgentsConfig, read_agents_config
+from .project.envfile import project_env
+from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 from .supervisor import WorkerPool, WorkerSpec
 
 if TYPE_CHECKING:

@@ -48,10 +48,10 @@ from .kv import KVSpaces
 from .loader import load_handler
 from .node_instance import NodeInstance
 from .platform_choices import HEALTH_PATH, METRICS_PATH
+from .project.routes import Route as ProjectRoute
+from .project.routes import discover
 from .request_body import parse_body
 from .responses import error_response, json_response
-from .routes import Route as ProjectRoute
-from .routes import discover
 from .runs import ActiveRuns
 from .wire import (
     ABORT_PATH,

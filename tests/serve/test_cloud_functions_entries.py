@@ -9,8 +9,6 @@ import pytest
 
 import makers_store
 from makers_store.cli.serve import SHOWN_HELPERS, _print_routes
-from makers_store.emulator.runtime import routes
-from makers_store.emulator.runtime.entry_patterns import entry_in_source
 from makers_store.emulator.runtime.errors import NotInCloudFunctionsError
 from makers_store.emulator.runtime.function_apps import route_prefix
 from makers_store.emulator.runtime.function_limits import (
@@ -20,6 +18,8 @@ from makers_store.emulator.runtime.function_limits import (
 )
 from makers_store.emulator.runtime.function_store import CloudFunctionStore
 from makers_store.emulator.runtime.platform_choices import FUNCTION_MAX_BODY_BYTES
+from makers_store.emulator.runtime.project import routes
+from makers_store.emulator.runtime.project.entry_patterns import entry_in_source
 from makers_store.errors import StoreError
 
 from .harness import write_project
@@ -74,7 +74,7 @@ def test_entry_patterns(source: str, kind: str | None) -> None:
 
 
 def test_context_handlers_can_be_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from makers_store.emulator.runtime import entry_patterns
+    from makers_store.emulator.runtime.project import entry_patterns
 
     monkeypatch.setattr(entry_patterns, "CONTEXT_HANDLER_ENTRY", False)
     assert entry_in_source("async def handler(context): ...\n") is None

@@ -17,7 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from makers_store.emulator.runtime import function_limits, routes
+from makers_store.emulator.runtime import function_limits
+from makers_store.emulator.runtime.project import routes
 
 from .function_projects import FIDELITY, SHORT_WALL_CLOCK_S
 from .harness import Server, serving, write_project

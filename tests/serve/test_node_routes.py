@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from makers_store.emulator.runtime import node_setup
-from makers_store.emulator.runtime.node_entry import function_entry_label
-from makers_store.emulator.runtime.routes import discover
+from makers_store.emulator.runtime.project.node_entry import function_entry_label
+from makers_store.emulator.runtime.project.routes import discover
 
 from .harness import write_project
 

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from makers_store.emulator.runtime import edgeone, sse, trace_log
+from makers_store.emulator.runtime import sse, trace_log
 from makers_store.emulator.runtime.context import AbortActiveRunResult
 from makers_store.emulator.runtime.errors import ServeError
 from makers_store.emulator.runtime.kv import KVSpaces
 from makers_store.emulator.runtime.platform_choices import FRAMEWORK_WHEN_ABSENT
+from makers_store.emulator.runtime.project import edgeone
 from makers_store.emulator.runtime.request_body import parse_body
 from makers_store.emulator.runtime.responses import is_graph_interrupt
 from makers_store.emulator.runtime.tracing import Tracer

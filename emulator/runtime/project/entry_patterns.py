@@ -6,7 +6,7 @@ A ``.py`` file there is a route only if it contains one of
 other file is a helper module, copied but not routed (platform-runtime.md
 §1.4). The current official claude-agent-starter-python template adds a
 fifth, a module-level ``handler`` function (``async def handler(context)``):
-the "context handler" (see :data:`.platform_choices.CONTEXT_HANDLER_ENTRY`).
+the "context handler" (see :data:`..platform_choices.CONTEXT_HANDLER_ENTRY`).
 The four documented patterns win when a file has one of them as well.
 
 The check reads the source with :mod:`ast` and imports nothing, so discovery
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .platform_choices import CONTEXT_HANDLER_ENTRY
+from ..platform_choices import CONTEXT_HANDLER_ENTRY
 
 #: "agent" for agents/; for cloud functions, how the runtime enters the module:
 #: its ``class handler``, its framework ``app`` / Django ``application``, or its

@@ -1,14 +1,14 @@
 """``edgeone.json``: the keys the agent runtime reads, checked when serve starts.
 
-- ``agents.framework``: one of :data:`.platform_choices.KNOWN_FRAMEWORKS`;
+- ``agents.framework``: one of :data:`..platform_choices.KNOWN_FRAMEWORKS`;
   shapes ``ctx.tools``. Unknown -> a warning, then treated as absent;
-  absent -> :data:`.platform_choices.FRAMEWORK_WHEN_ABSENT`.
+  absent -> :data:`..platform_choices.FRAMEWORK_WHEN_ABSENT`.
 - ``agents.timeout``: seconds (a positive number); the soft limit of one run.
 - ``agents.runtime``: accepted and ignored (legacy; the platform detects it).
 - Any other key is ignored (console metadata, build settings).
 
 A file that is not JSON, or keys of the wrong type, stop serve with a
-:class:`~.errors.ServeError` naming the file and the position.
+:class:`~..errors.ServeError` naming the file and the position.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ServeError
-from .platform_choices import FRAMEWORK_WHEN_ABSENT, KNOWN_FRAMEWORKS
+from ..errors import ServeError
+from ..platform_choices import FRAMEWORK_WHEN_ABSENT, KNOWN_FRAMEWORKS
 
 FILE_NAME = "edgeone.json"
 
