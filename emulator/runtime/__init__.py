@@ -4,8 +4,8 @@ Layout: :mod:`.project.routes` (which file answers which URL), :mod:`.loader`
 (importing project code), :mod:`.context` (``ctx``), :mod:`.sse` and
 :mod:`.responses` (what a handler returns -> HTTP), :mod:`.cloud_functions`
 (``BaseHTTPRequestHandler`` classes), :mod:`.worker_app` / :mod:`.worker`
-(one worker process), :mod:`.front` and :mod:`.supervisor` (the public port
-and the pool of workers), :mod:`.reload`, :mod:`.server` (putting it
+(one worker process), :mod:`.front.app` and :mod:`.front.supervisor` (the public port
+and the pool of workers), :mod:`.front.reload`, :mod:`.server` (putting it
 together), :mod:`.project.scaffold` (``makers-store init``).
 
 Only this package's pure-Python pieces are imported here, so project code

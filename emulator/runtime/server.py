@@ -28,16 +28,16 @@ from makers_store.location import StoreLocation, resolve
 
 from . import listening
 from .errors import ServeError
+from .front.supervisor import WorkerPool, WorkerSpec
 from .node_setup import NodeRuntime, prepare_node, project_warnings
 from .project.edgeone import AgentsConfig, read_agents_config
 from .project.envfile import project_env
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
-from .supervisor import WorkerPool, WorkerSpec
 
 if TYPE_CHECKING:
     from ..studio.under_serve import ServedStudio
-    from .front import FrontApp
-    from .front_limits import FrontLimits
+    from .front.app import FrontApp
+    from .front.limits import FrontLimits
 
 logger = logging.getLogger("makers_store.serve")
 
@@ -151,7 +151,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
     warning = listening.bind_warning(options.host, SERVE_EXPOSES)
     if warning:
         warnings.append(warning)
-    from .front_limits import FrontLimits  # imports uvicorn: only once serve runs
+    from .front.limits import FrontLimits  # imports uvicorn: only once serve runs
 
     try:
         limits = FrontLimits.from_env()
@@ -231,9 +231,9 @@ async def _serve(
     on_routes: Callable[[RouteTable], None] | None,
     on_ready: Callable[[str], None] | None,
 ) -> None:
-    from . import front_limits
-    from . import reload as reloading
-    from .front import FrontApp
+    from .front import limits as front_limits
+    from .front import reload as reloading
+    from .front.app import FrontApp
     from .uvicorn_server import Server, on_stop_signals, quiet_config, stopper
 
     options = prepared.options

@@ -1,6 +1,6 @@
 """One worker process: ``python -m makers_store.emulator.runtime.worker``.
 
-Started by the front (:mod:`.supervisor`), never by hand. Its settings come
+Started by the front (:mod:`.front.supervisor`), never by hand. Its settings come
 in the ``MAKERS_SERVE_WORKER`` environment variable (JSON), removed before
 any project code runs so the internal token never reaches ``ctx.env``. It
 listens on 127.0.0.1 on a port of its own choosing and announces it on

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from makers_store.emulator.runtime.front_limits import (
+from makers_store.emulator.runtime.front.limits import (
     BODY_TIMEOUT_ENV,
     HEADER_TIMEOUT_ENV,
     MAX_CONNECTIONS_ENV,

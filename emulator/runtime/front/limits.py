@@ -19,7 +19,7 @@ app, where a request that never completes is visible):
 
 The *body* timeout (``body_timeout_s`` between two reads of the body, as
 nginx's ``client_body_timeout``) and the body caps are applied by the front
-app while it streams the body to a worker (:mod:`.front_body`).
+app while it streams the body to a worker (:mod:`.body`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from .platform_choices import AGENT_MAX_BODY_BYTES
-from .project.envfile import positive_number
+from ..platform_choices import AGENT_MAX_BODY_BYTES
+from ..project.envfile import positive_number
 
 #: Seconds a client has to send a request's line and headers: generous for a
 #: person typing into ``nc``, far too short to hold connections open for free.

@@ -4,14 +4,14 @@ It never imports project code, so nothing a handler does can take it down.
 Per request it picks the run id (passed to the worker in an internal header,
 so it is known at dispatch), picks a worker
 (:meth:`.supervisor.WorkerPool.acquire`), streams the request to it
-(:mod:`.front_body`: capped, never held whole), and relays the answer: a body
+(:mod:`.body`: capped, never held whole), and relays the answer: a body
 with a ``Content-Length`` in one piece, anything else (server-sent events)
 chunk by chunk as the worker produces it. It adds ``makers-instance`` and
 ``makers-instance-pid`` to every response. If the client disconnects, the
 connection to the worker is closed, which sets the run's ``signal`` there.
 A second listener on 127.0.0.1 takes the workers' control calls (abort
-fan-out, :mod:`.front_control`). Connection-level limits (header timeout,
-connection cap) are in :mod:`.front_limits`.
+fan-out, :mod:`.control`). Connection-level limits (header timeout,
+connection cap) are in :mod:`.limits`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,14 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..studio import SERVE_PREFIX as STUDIO_PREFIX
-from .errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
-from .front_body import body_pieces, declared_length
-from .front_control import InflightRuns, serve_control
-from .front_headers import (
+from ...studio import SERVE_PREFIX as STUDIO_PREFIX
+from ..errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
+from ..http_client import Connection, Headers, ResponseHead
+from ..sse import SSE_CONNECTION_HEADER, sse
+from ..wire import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, new_run_id
+from .body import body_pieces, declared_length
+from .control import InflightRuns, serve_control
+from .headers import (
     CLOSE,
     FROM_WORKER_DROPPED,
     conversation_of,
@@ -39,11 +42,8 @@ from .front_headers import (
     instance_headers,
     send_json,
 )
-from .front_limits import FrontLimits
-from .http_client import Connection, Headers, ResponseHead
-from .sse import SSE_CONNECTION_HEADER, sse
+from .limits import FrontLimits
 from .supervisor import Worker, WorkerPool
-from .wire import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, new_run_id
 
 logger = logging.getLogger("makers_store.serve")
 

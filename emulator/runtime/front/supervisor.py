@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .errors import NoInstanceError, ServeError, UpstreamError
-from .http_client import request_json
-from .platform_choices import ABORT_FANOUT_TIMEOUT_S
-from .wire import ABORT_PATH, READY_MARKER, SETTINGS_ENV, TOKEN_HEADER, WorkerSettings
+from ..errors import NoInstanceError, ServeError, UpstreamError
+from ..http_client import request_json
+from ..platform_choices import ABORT_FANOUT_TIMEOUT_S
+from ..wire import ABORT_PATH, READY_MARKER, SETTINGS_ENV, TOKEN_HEADER, WorkerSettings
 
 logger = logging.getLogger("makers_store.serve")
 

@@ -18,9 +18,9 @@ from collections.abc import AsyncIterator
 
 from starlette.types import Receive
 
-from .errors import BodyRefused, ClientGone
-from .front_limits import FrontLimits
-from .http_client import Headers
+from ..errors import BodyRefused, ClientGone
+from ..http_client import Headers
+from .limits import FrontLimits
 
 
 def too_large(limit: int) -> BodyRefused:

@@ -13,7 +13,7 @@ import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from .project.envfile import ENV_FILES
+from ..project.envfile import ENV_FILES
 
 POLL_INTERVAL_S = 0.5
 _SKIPPED = {"__pycache__", "node_modules"}

@@ -13,9 +13,8 @@ from typing import Any
 
 from starlette.types import Scope, Send
 
-from .http_client import Headers
-from .supervisor import Worker
-from .wire import (
+from ..http_client import Headers
+from ..wire import (
     CONVERSATION_HEADER,
     INSTANCE_HEADER,
     INSTANCE_PID_HEADER,
@@ -23,6 +22,7 @@ from .wire import (
     RUN_HEADER,
     RUN_ID_INTERNAL_HEADER,
 )
+from .supervisor import Worker
 
 HOP_BY_HOP = {
     b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te",

@@ -28,12 +28,12 @@ from typing import Any
 
 from starlette.types import Receive, Scope, Send
 
-from .errors import BodyRefused, ClientGone
-from .front_body import read_small_json
-from .front_headers import header, send_json
-from .front_limits import FrontLimits
+from ..errors import BodyRefused, ClientGone
+from ..wire import ABORT_PATH, TOKEN_HEADER
+from .body import read_small_json
+from .headers import header, send_json
+from .limits import FrontLimits
 from .supervisor import Worker, WorkerPool
-from .wire import ABORT_PATH, TOKEN_HEADER
 
 logger = logging.getLogger("makers_store.serve")
 

@@ -1,0 +1,15 @@
+"""The front process: the one public port, and the worker processes behind it.
+
+:mod:`.app` takes each request and hands it to a worker: it picks the run id
+and the instance (:mod:`.supervisor`, the pool of workers: spreading,
+sticky conversations, recycling, replacing crashed ones), streams the body
+under the caps (:mod:`.body`), passes the headers on (:mod:`.headers`) and
+relays the answer. :mod:`.limits` guards connections below the app (header
+timeout, connection cap); :mod:`.control` is the listener behind
+``abort_active_run`` across instances; :mod:`.reload` watches the project for
+``--reload``. ``runtime/server.py`` puts these together when serve starts.
+
+Nothing here imports project code or a worker's modules: the front reaches a
+worker only over HTTP, in the terms of ``runtime/wire.py``, so nothing a
+handler does can take the front down.
+"""
