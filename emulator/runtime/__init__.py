@@ -1,9 +1,9 @@
 """The local agent runtime behind ``makers-store serve`` (spec section 5).
 
-Layout: :mod:`.project.routes` (which file answers which URL), :mod:`.loader`
-(importing project code), :mod:`.context` (``ctx``), :mod:`.sse` and
-:mod:`.responses` (what a handler returns -> HTTP), :mod:`.cloud_functions`
-(``BaseHTTPRequestHandler`` classes), :mod:`.worker_app` / :mod:`.worker`
+Layout: :mod:`.project.routes` (which file answers which URL), :mod:`.worker.loader`
+(importing project code), :mod:`.worker.context` (``ctx``), :mod:`.sse` and
+:mod:`.worker.responses` (what a handler returns -> HTTP), :mod:`.cloud_functions`
+(``BaseHTTPRequestHandler`` classes), :mod:`.worker.app` / :mod:`.worker.__main__`
 (one worker process), :mod:`.front.app` and :mod:`.front.supervisor` (the public port
 and the pool of workers), :mod:`.front.reload`, :mod:`.server` (putting it
 together), :mod:`.project.scaffold` (``makers-store init``).
@@ -15,9 +15,9 @@ everything needing starlette or uvicorn is imported on use.
 
 from __future__ import annotations
 
-from .context import AbortActiveRunResult
 from .errors import PlatformOnlyError
 from .sse import StreamResponse
+from .worker.context import AbortActiveRunResult
 
 # not the sse() function: it would shadow the .sse module on this package
 __all__ = ["AbortActiveRunResult", "PlatformOnlyError", "StreamResponse"]

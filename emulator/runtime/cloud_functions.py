@@ -36,9 +36,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from .context import FunctionContext
 from .function_limits import FunctionLimits, timed_out
-from .responses import error_response
+from .worker.context import FunctionContext
+from .worker.responses import error_response
 
 logger = logging.getLogger("makers_store.serve")
 _DROPPED = {b"connection", b"keep-alive", b"transfer-encoding", b"date", b"server"}

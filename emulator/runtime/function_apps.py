@@ -37,11 +37,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope
 
 from makers_store.errors import missing_extra
 
-from .context import FunctionContext
 from .function_limits import FunctionLimits, timed_out
 from .platform_choices import FUNCTION_CONTEXT_KEY
 from .project.routes import Route
-from .responses import error_response
+from .worker.context import FunctionContext
+from .worker.responses import error_response
 
 logger = logging.getLogger("makers_store.serve")
 

@@ -3,7 +3,7 @@
 The current official claude-agent-starter-python template writes its
 ``cloud-functions/`` this way (the decision and its evidence:
 :data:`.platform_choices.CONTEXT_HANDLER_ENTRY`). ``context`` is agent-like:
-``request`` (``body`` as an agent's, see :mod:`.request_body`; ``raw_body``,
+``request`` (``body`` as an agent's, see :mod:`.worker.request_body`; ``raw_body``,
 ``headers``, ``query``, ``method``, ``path``), ``env`` (a copy), ``conversation_id``,
 ``run_id`` and ``agent`` = ``{conversation_id, store}``, where ``store`` is
 the async store bound as an agent's is, without the LangGraph adapters
@@ -12,7 +12,7 @@ extra of this emulator. There is no ``utils``, ``tools`` or ``kv``: those
 are agents'.
 
 The result becomes the response the way a non-streaming agent's does
-(:func:`.responses.to_response`: a dict is JSON, ``{"status_code": n,
+(:func:`.worker.responses.to_response`: a dict is JSON, ``{"status_code": n,
 "body": ...}`` an envelope...). Cloud functions do not stream, so a stream
 is refused. The cloud-function limits apply (:mod:`.function_limits`): at
 the wall-clock limit an async handler is cancelled; a plain ``def handler``
@@ -33,15 +33,15 @@ from starlette.responses import Response
 
 from makers_store import ContextStore
 
-from .agent_run import agent_request, call_handler
-from .context import AgentHandle, AgentRequest
 from .function_limits import FunctionLimits, timed_out
 from .function_store import CloudFunctionStore
 from .platform_choices import INVALID_JSON_BODY_STATUS
 from .project.routes import Route
-from .request_body import handler_body
-from .responses import SSEResponse, error_response, to_response
-from .runs import Run
+from .worker.agent_run import agent_request, call_handler
+from .worker.context import AgentHandle, AgentRequest
+from .worker.request_body import handler_body
+from .worker.responses import SSEResponse, error_response, to_response
+from .worker.runs import Run
 
 logger = logging.getLogger("makers_store.serve")
 _warned_sync: set[str] = set()

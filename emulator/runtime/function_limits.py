@@ -22,7 +22,7 @@ from starlette.responses import Response
 
 from .platform_choices import FUNCTION_MAX_BODY_BYTES
 from .project.envfile import positive_number
-from .responses import error_response
+from .worker.responses import error_response
 
 #: The platform's wall-clock limit per cloud-function request.
 WALL_CLOCK_S = 120.0

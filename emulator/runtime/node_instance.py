@@ -1,4 +1,4 @@
-"""The Node side of one instance, as its Python worker (:mod:`.worker_app`) sees it.
+"""The Node side of one instance, as its Python worker (:mod:`.worker.app`) sees it.
 
 Made only when the project has Node routes: it starts the Node worker with
 the store RPC server (:mod:`.node_worker`), gives a Node agent route its
@@ -18,13 +18,13 @@ from starlette.responses import Response
 
 from makers_store import ContextStore
 
-from .context import AgentContext
 from .function_limits import FunctionLimits, timed_out
 from .node_handlers import AsyncAbort, NodeRuns, node_handlers
 from .node_proxy import agent_handler, function_response
 from .node_setup import NodeRuntime
 from .node_worker import NodeWorker
 from .project.routes import Route
+from .worker.context import AgentContext
 
 
 class NodeInstance:

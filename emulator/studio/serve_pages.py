@@ -5,7 +5,7 @@ The playground page posts to the project's agent routes on the same origin
 by frame, shows the run id and the instance that served it (the front's
 ``makers-run-id`` and ``makers-instance`` headers) and stops a run through
 the project's own stop route. Traces are the records ``ctx.tracer`` wrote to
-``.makers-store/traces.jsonl`` (:mod:`..runtime.trace_log`, the one reader of
+``.makers-store/traces.jsonl`` (:mod:`..runtime.worker.trace_log`, the one reader of
 that format).
 """
 
@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from ..runtime.trace_log import recent_records, trace_path
+from ..runtime.worker.trace_log import recent_records, trace_path
 from .app import Renderer, StudioConfig
 from .shapes import pretty, when
 

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from makers_store.emulator.runtime import sse, trace_log
-from makers_store.emulator.runtime.context import AbortActiveRunResult
+from makers_store.emulator.runtime import sse
 from makers_store.emulator.runtime.errors import ServeError
-from makers_store.emulator.runtime.kv import KVSpaces
 from makers_store.emulator.runtime.platform_choices import FRAMEWORK_WHEN_ABSENT
 from makers_store.emulator.runtime.project import edgeone
-from makers_store.emulator.runtime.request_body import parse_body
-from makers_store.emulator.runtime.responses import is_graph_interrupt
-from makers_store.emulator.runtime.tracing import Tracer
+from makers_store.emulator.runtime.worker import trace_log
+from makers_store.emulator.runtime.worker.context import AbortActiveRunResult
+from makers_store.emulator.runtime.worker.kv import KVSpaces
+from makers_store.emulator.runtime.worker.request_body import parse_body
+from makers_store.emulator.runtime.worker.responses import is_graph_interrupt
+from makers_store.emulator.runtime.worker.tracing import Tracer
 from makers_store.errors import MemoryValidationError
 
 

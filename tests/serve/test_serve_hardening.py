@@ -17,7 +17,7 @@ from makers_store.emulator.runtime.front.limits import (
     MAX_CONNECTIONS_ENV,
 )
 from makers_store.emulator.runtime.platform_choices import AGENT_MAX_BODY_BYTES
-from makers_store.emulator.runtime.runs import ActiveRuns, Run
+from makers_store.emulator.runtime.worker.runs import ActiveRuns, Run
 
 from .harness import cli, free_port, serving, write_project
 

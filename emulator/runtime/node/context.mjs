@@ -44,7 +44,7 @@ function clientHeaders(req) {
   return headers;
 }
 
-// `request.body` as the Python side decided it (emulator/runtime/request_body.py,
+// `request.body` as the Python side decided it (emulator/runtime/worker/request_body.py,
 // one rule for both languages): 'json' parses (the Python side parsed the same
 // bytes as JSON.parse does), 'empty' is {}, 'raw' is the Buffer itself.
 function requestBody(raw, kind) {

@@ -1,5 +1,5 @@
 // `context.tracer`: the run's attributes and spans, recorded by the Python
-// worker's tracer (emulator/runtime/tracing.py), so a Node run has the same log
+// worker's tracer (emulator/runtime/worker/tracing.py), so a Node run has the same log
 // lines, traces.jsonl record and /agent-metrics entry as a Python one.
 //
 // Calls are sent without waiting; `flush()` (done by the worker before the

@@ -1,12 +1,12 @@
 """``_platform.context``: ``StreamResponse`` (with ``.sse(gen)``), ``sse``, ``AgentContext``..."""
 
-from makers_store.emulator.runtime.context import (
+from makers_store.emulator.runtime.sse import StreamResponse, sse
+from makers_store.emulator.runtime.worker.context import (
     AbortActiveRunResult,
     AgentContext,
     AgentRequest,
     Utils,
 )
-from makers_store.emulator.runtime.sse import StreamResponse, sse
 
 ContextUtils = Utils  # the platform's class name for ctx.utils
 

@@ -1,10 +1,10 @@
 """One worker process: ``python -m makers_store.emulator.runtime.worker``.
 
-Started by the front (:mod:`.front.supervisor`), never by hand. Its settings come
+Started by the front (:mod:`..front.supervisor`), never by hand. Its settings come
 in the ``MAKERS_SERVE_WORKER`` environment variable (JSON), removed before
 any project code runs so the internal token never reaches ``ctx.env``. It
 listens on 127.0.0.1 on a port of its own choosing and announces it on
-stdout with :data:`.wire.READY_MARKER` once its store is open. It exits when the
+stdout with :data:`..wire.READY_MARKER` once its store is open. It exits when the
 front asks (SIGTERM) or when the front is gone (its parent changed).
 """
 
@@ -19,14 +19,15 @@ import threading
 import time
 from pathlib import Path
 
+from ..uvicorn_server import Server, on_stop_signals, quiet_config, stopper
+from ..wire import READY_MARKER, SETTINGS_ENV, WorkerSettings
 from . import loader
-from .uvicorn_server import Server, on_stop_signals, quiet_config, stopper
-from .wire import READY_MARKER, SETTINGS_ENV, WorkerSettings
-from .worker_app import WorkerApp
+from .app import WorkerApp
 
 GRACEFUL_S = 2
-#: Holds the ``_platform`` package (``from _platform.context import sse``).
-SHIM_DIR = Path(__file__).parent / "shim"
+#: Holds the ``_platform`` package (``from _platform.context import sse``); package data
+#: at the runtime's top, not a module of any room.
+SHIM_DIR = Path(__file__).parents[1] / "shim"
 
 
 def _settings() -> WorkerSettings:

@@ -25,9 +25,9 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from .errors import ResultError
+from ..errors import ResultError
+from ..sse import SSE_HEADERS, StreamResponse, dumps, sse, to_frame
 from .runs import Run
-from .sse import SSE_HEADERS, StreamResponse, dumps, sse, to_frame
 
 logger = logging.getLogger("makers_store.serve")
 

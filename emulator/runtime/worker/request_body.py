@@ -4,8 +4,8 @@ The platform documents an agent's body as already parsed JSON, and hands a
 multipart upload to a Node agent as the raw ``Buffer`` (the official
 csv-analyze template parses it itself); what it does with other types is
 UNKNOWN. The local rule, by the request's ``Content-Type``
-(:data:`.platform_choices.BODY_JSON_WHEN_PARSES`,
-:data:`.platform_choices.INVALID_JSON_BODY_STATUS`):
+(:data:`..platform_choices.BODY_JSON_WHEN_PARSES`,
+:data:`..platform_choices.INVALID_JSON_BODY_STATUS`):
 
 - JSON (``application/json``, ``*/*+json``): parsed, ``{}`` when empty. A
   body that does not parse is refused with 400 before an agent or a Python
@@ -34,8 +34,8 @@ from typing import Any, Literal
 
 from makers_store.codec import find_surrogate
 
-from .platform_choices import BODY_JSON_WHEN_PARSES
-from .project.routes import Route
+from ..platform_choices import BODY_JSON_WHEN_PARSES
+from ..project.routes import Route
 
 logger = logging.getLogger("makers_store.serve")
 

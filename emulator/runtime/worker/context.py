@@ -5,7 +5,7 @@ Field for field what the platform gives (spec/platform-runtime.md section 2):
 dict per request), ``conversation_id`` ("" without the header), ``run_id``,
 ``store``, ``utils`` (``sse``, ``stream_sse``, ``abort_active_run`` /
 ``abortActiveRun``), ``tracer``, ``kv`` (per route, temporary), and
-``tools`` / ``sandbox``, built on first use by :mod:`.tools`.
+``tools`` / ``sandbox``, built on first use by :mod:`..tools`.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import Any, Generic
 from makers_store import ContextStore, SyncContextStore
 from makers_store.errors import MemoryValidationError
 
-from . import sse as sse_module
-from .function_store import CloudFunctionStore, StoreT
+from .. import sse as sse_module
+from ..function_store import CloudFunctionStore, StoreT
+from ..sse import StreamResponse
 from .kv import RouteKV
 from .runs import AbortedRun, latest
-from .sse import StreamResponse
 from .tracing import Tracer
 
 logger = logging.getLogger("makers_store.serve")
@@ -135,7 +135,7 @@ class AgentContext:
 
     def _conversation_workspace(self) -> Any:
         if self._workspace is None:
-            from .tools import Workspace
+            from ..tools import Workspace
 
             self._workspace = Workspace.for_conversation(
                 self.tools_setup.project, self.conversation_id, self.run_id
@@ -146,7 +146,7 @@ class AgentContext:
     def tools(self) -> Any:
         """The toolkit registry, shaped by ``agents.framework`` (built on first use)."""
         if self._tools is None:
-            from .tools import build_toolkit
+            from ..tools import build_toolkit
 
             setup = self.tools_setup
             self._tools = build_toolkit(
@@ -158,7 +158,7 @@ class AgentContext:
     def sandbox(self) -> Any:
         """The local stand-in for the platform's sandbox (built on first use)."""
         if self._sandbox is None:
-            from .tools import LocalSandbox
+            from ..tools import LocalSandbox
 
             self._sandbox = LocalSandbox(
                 self._conversation_workspace(), enabled=self.tools_setup.enabled
@@ -173,7 +173,7 @@ class AgentHandle(Generic[StoreT]):
     ``conversation_id`` is the ``makers-conversation-id`` header ("" without
     one, and then ``store`` is bound to no conversation). ``store`` is
     synchronous for handler classes and framework apps, async for context
-    handlers (:mod:`.function_handlers`).
+    handlers (:mod:`..function_handlers`).
     """
 
     conversation_id: str

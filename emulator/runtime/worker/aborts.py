@@ -1,7 +1,7 @@
 """``abort_active_run`` from one instance: its own runs, then the others' through the front.
 
 The instance aborts the conversation's runs it holds, then asks the front's
-control listener (:mod:`.front.control`) to abort them on the other
+control listener (:mod:`..front.control`) to abort them on the other
 instances; the front answers with the runs aborted there and the run ids it
 dispatched to this instance that had not started yet, which are aborted here
 too (when they start). Python's ``ctx.utils.abort_active_run`` is synchronous
@@ -19,7 +19,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .platform_choices import ABORT_CALL_TIMEOUT_S
+from ..platform_choices import ABORT_CALL_TIMEOUT_S
 from .runs import AbortedRun, ActiveRuns
 
 logger = logging.getLogger("makers_store.serve")

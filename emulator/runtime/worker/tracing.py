@@ -28,7 +28,7 @@ import time
 from types import TracebackType
 from typing import Any
 
-from .sse import dumps
+from ..sse import dumps
 
 logger = logging.getLogger("makers_store.serve.trace")
 

@@ -4,7 +4,7 @@ Every request has a run id (given by the front in an internal header, so the
 front knows it at dispatch; made here when there is no front) and maybe a
 conversation id (the ``makers-conversation-id`` header; "" when absent, as
 on the platform), echoed on the response. Agents run through
-:mod:`.agent_run`; cloud functions via :mod:`.cloud_functions`. Errors never
+:mod:`.agent_run`; cloud functions via :mod:`..cloud_functions`. Errors never
 escape: a handler that raises gives a 500 with a JSON body and a logged
 traceback, a body that is not JSON a 400, an unknown route a 404 that names
 nothing but the request. ``/health`` and ``/agent-metrics`` are answered
@@ -35,25 +35,17 @@ from starlette.types import Receive, Scope, Send
 import makers_store
 from makers_store.errors import MemoryValidationError
 
-from . import trace_log
-from .agent_run import AgentRunner
-from .cloud_functions import run_cloud_function
-from .context import AgentHandle, FunctionContext, ToolsSetup
-from .errors import ResultError
-from .function_apps import run_function_app
-from .function_handlers import run_context_handler
-from .function_limits import FunctionLimits, read_body
-from .function_store import CloudFunctionStore
-from .kv import KVSpaces
-from .loader import load_handler
-from .node_instance import NodeInstance
-from .platform_choices import HEALTH_PATH, METRICS_PATH
-from .project.routes import Route as ProjectRoute
-from .project.routes import discover
-from .request_body import parse_body
-from .responses import error_response, json_response
-from .runs import ActiveRuns
-from .wire import (
+from ..cloud_functions import run_cloud_function
+from ..errors import ResultError
+from ..function_apps import run_function_app
+from ..function_handlers import run_context_handler
+from ..function_limits import FunctionLimits, read_body
+from ..function_store import CloudFunctionStore
+from ..node_instance import NodeInstance
+from ..platform_choices import HEALTH_PATH, METRICS_PATH
+from ..project.routes import Route as ProjectRoute
+from ..project.routes import discover
+from ..wire import (
     ABORT_PATH,
     CONVERSATION_HEADER,
     INTERNAL_PREFIX,
@@ -64,11 +56,20 @@ from .wire import (
     is_run_id,
     new_run_id,
 )
-from .worker_aborts import InstanceAborts
+from . import trace_log
+from .aborts import InstanceAborts
+from .agent_run import AgentRunner
+from .context import AgentHandle, FunctionContext, ToolsSetup
+from .kv import KVSpaces
+from .loader import load_handler
+from .request_body import parse_body
+from .responses import error_response, json_response
+from .runs import ActiveRuns
 
 logger = logging.getLogger("makers_store.serve")
 
-_RUNTIME_DIR = str(Path(__file__).parent)
+#: Frames of the whole runtime (every room) are left out of a project's import traceback.
+_RUNTIME_DIR = str(Path(__file__).parents[1])
 _IMPORTLIB_DIR = str(Path(importlib.__file__).parent)
 #: Newest records /agent-metrics lists by default, and at most.
 METRICS_DEFAULT_LIMIT = 50

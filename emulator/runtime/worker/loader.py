@@ -16,7 +16,7 @@ cloud function that uses one gets a warning (once per module and process)
 when it is loaded. Context handlers (``async def handler(context)``) are
 exempt: the official template that writes them imports its helpers
 relatively (``from .._logger import ...``), so the platform loads those as
-package members (:data:`.platform_choices.CONTEXT_HANDLER_ENTRY`). Helper
+package members (:data:`..platform_choices.CONTEXT_HANDLER_ENTRY`). Helper
 modules are exempt too: one is reached inside the package only through a
 route's relative or package-qualified import, which is where the warning (if
 any) belongs.
@@ -36,8 +36,8 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any
 
-from .project.entry_patterns import entry_in_tree
-from .project.routes import AGENTS_DIR, AGENTS_PACKAGE, FUNCTIONS_DIR, FUNCTIONS_PACKAGE
+from ..project.entry_patterns import entry_in_tree
+from ..project.routes import AGENTS_DIR, AGENTS_PACKAGE, FUNCTIONS_DIR, FUNCTIONS_PACKAGE
 
 logger = logging.getLogger("makers_store.serve")
 #: The entry kinds the platform loads as top-level modules (where relative imports fail).

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .platform_choices import STOP_GRACE_S, TIMEOUT_GRACE_S
+from ..platform_choices import STOP_GRACE_S, TIMEOUT_GRACE_S
 
 StopReason = Literal["aborted", "disconnected", "timeout"]
 

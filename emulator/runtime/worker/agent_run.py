@@ -4,7 +4,7 @@ The run is registered (so an abort can reach it) from before the handler is
 called until its response is complete. Its ``signal`` is set by an abort, a
 client disconnect or ``agents.timeout``; a run still going a grace period
 later is cancelled (a stream simply ends; a plain handler answers
-:data:`.platform_choices.ABORTED_STATUS` / ``TIMEOUT_STATUS``). When it ends,
+:data:`..platform_choices.ABORTED_STATUS` / ``TIMEOUT_STATUS``). When it ends,
 its tracer is logged and appended to ``traces.jsonl``.
 """
 
@@ -24,29 +24,23 @@ from starlette.types import Receive
 import makers_store
 from makers_store.errors import MemoryValidationError
 
-from . import trace_log
-from .context import AbortFunction, AgentContext, AgentRequest, ToolsSetup, Utils
-from .errors import RelayedError, ResultError
-from .kv import KVSpaces
-from .platform_choices import (
+from ..errors import RelayedError, ResultError
+from ..platform_choices import (
     ABORTED_STATUS,
     INTERRUPT_STATUS,
     INVALID_JSON_BODY_STATUS,
     TIMEOUT_STATUS,
 )
-from .project.routes import Route
+from ..project.routes import Route
+from ..sse import dumps
+from ..wire import INTERNAL_HEADER_PREFIX
+from . import trace_log
+from .context import AbortFunction, AgentContext, AgentRequest, ToolsSetup, Utils
+from .kv import KVSpaces
 from .request_body import handler_body
-from .responses import (
-    SSEResponse,
-    error_response,
-    is_graph_interrupt,
-    json_response,
-    to_response,
-)
+from .responses import SSEResponse, error_response, is_graph_interrupt, json_response, to_response
 from .runs import ActiveRuns, Run
-from .sse import dumps
 from .tracing import Tracer
-from .wire import INTERNAL_HEADER_PREFIX
 
 logger = logging.getLogger("makers_store.serve")
 trace_logger = logging.getLogger("makers_store.serve.trace")

@@ -20,7 +20,7 @@ from typing import Any
 from makers_store.codec import has_surrogate
 from makers_store.errors import MemoryValidationError
 
-from .platform_choices import KV_MAX_KEY_LENGTH, KV_MAX_VALUE_BYTES
+from ..platform_choices import KV_MAX_KEY_LENGTH, KV_MAX_VALUE_BYTES
 
 _TYPES = ("text", "json")
 
