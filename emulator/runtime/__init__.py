@@ -2,7 +2,7 @@
 
 Layout: :mod:`.project.routes` (which file answers which URL), :mod:`.worker.loader`
 (importing project code), :mod:`.worker.context` (``ctx``), :mod:`.sse` and
-:mod:`.worker.responses` (what a handler returns -> HTTP), :mod:`.cloud_functions`
+:mod:`.worker.responses` (what a handler returns -> HTTP), :mod:`.functions.handler_classes`
 (``BaseHTTPRequestHandler`` classes), :mod:`.worker.app` / :mod:`.worker.__main__`
 (one worker process), :mod:`.front.app` and :mod:`.front.supervisor` (the public port
 and the pool of workers), :mod:`.front.reload`, :mod:`.server` (putting it

@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from makers_store import ContextStore
 
-from .function_limits import FunctionLimits, timed_out
+from .functions.limits import FunctionLimits, timed_out
 from .node_handlers import AsyncAbort, NodeRuns, node_handlers
 from .node_proxy import agent_handler, function_response
 from .node_setup import NodeRuntime

@@ -137,7 +137,7 @@ AGENT_MAX_BODY_BYTES = 64 * 1024 * 1024
 #: relative imports (``from .._logger import ...``), so the platform must load
 #: those as package members. Official templates must run unchanged, so with
 #: True a module-level function named ``handler`` (async or not) is a fifth
-#: entry pattern, the "context handler" (function_handlers.py): it gets an
+#: entry pattern, the "context handler" (functions/context_handlers.py): it gets an
 #: agent-like ``context`` with the ASYNC store (what the template awaits; a
 #: plain ``def handler`` gets it too, and a warning), and its relative imports
 #: do not warn. The four documented patterns win when a file also has one.

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from makers_store.emulator.runtime import function_limits
+from makers_store.emulator.runtime.functions import limits as function_limits
 from makers_store.emulator.runtime.project import routes
 
 from .context_handler_projects import CONTEXT_HANDLERS, SHORT_WALL_CLOCK_S

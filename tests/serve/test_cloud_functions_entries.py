@@ -10,13 +10,13 @@ import pytest
 import makers_store
 from makers_store.cli.serve import SHOWN_HELPERS, _print_routes
 from makers_store.emulator.runtime.errors import NotInCloudFunctionsError
-from makers_store.emulator.runtime.function_apps import route_prefix
-from makers_store.emulator.runtime.function_limits import (
+from makers_store.emulator.runtime.functions.framework_apps import route_prefix
+from makers_store.emulator.runtime.functions.limits import (
     WALL_CLOCK_ENV,
     WALL_CLOCK_S,
     FunctionLimits,
 )
-from makers_store.emulator.runtime.function_store import CloudFunctionStore
+from makers_store.emulator.runtime.functions.store import CloudFunctionStore
 from makers_store.emulator.runtime.platform_choices import FUNCTION_MAX_BODY_BYTES
 from makers_store.emulator.runtime.project import routes
 from makers_store.emulator.runtime.project.entry_patterns import entry_in_source

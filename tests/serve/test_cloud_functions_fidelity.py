@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from makers_store.emulator.runtime import function_limits
+from makers_store.emulator.runtime.functions import limits as function_limits
 from makers_store.emulator.runtime.project import routes
 
 from .function_projects import FIDELITY, SHORT_WALL_CLOCK_S

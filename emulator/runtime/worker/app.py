@@ -4,7 +4,7 @@ Every request has a run id (given by the front in an internal header, so the
 front knows it at dispatch; made here when there is no front) and maybe a
 conversation id (the ``makers-conversation-id`` header; "" when absent, as
 on the platform), echoed on the response. Agents run through
-:mod:`.agent_run`; cloud functions via :mod:`..cloud_functions`. Errors never
+:mod:`.agent_run`; cloud functions via :mod:`..functions.handler_classes`. Errors never
 escape: a handler that raises gives a 500 with a JSON body and a logged
 traceback, a body that is not JSON a 400, an unknown route a 404 that names
 nothing but the request. ``/health`` and ``/agent-metrics`` are answered
@@ -35,12 +35,12 @@ from starlette.types import Receive, Scope, Send
 import makers_store
 from makers_store.errors import MemoryValidationError
 
-from ..cloud_functions import run_cloud_function
 from ..errors import ResultError
-from ..function_apps import run_function_app
-from ..function_handlers import run_context_handler
-from ..function_limits import FunctionLimits, read_body
-from ..function_store import CloudFunctionStore
+from ..functions.context_handlers import run_context_handler
+from ..functions.framework_apps import run_function_app
+from ..functions.handler_classes import run_cloud_function
+from ..functions.limits import FunctionLimits, read_body
+from ..functions.store import CloudFunctionStore
 from ..node_instance import NodeInstance
 from ..platform_choices import HEALTH_PATH, METRICS_PATH
 from ..project.routes import Route as ProjectRoute

@@ -21,7 +21,7 @@ from makers_store import ContextStore, SyncContextStore
 from makers_store.errors import MemoryValidationError
 
 from .. import sse as sse_module
-from ..function_store import CloudFunctionStore, StoreT
+from ..functions.store import CloudFunctionStore, StoreT
 from ..sse import StreamResponse
 from .kv import RouteKV
 from .runs import AbortedRun, latest
@@ -173,7 +173,7 @@ class AgentHandle(Generic[StoreT]):
     ``conversation_id`` is the ``makers-conversation-id`` header ("" without
     one, and then ``store`` is bound to no conversation). ``store`` is
     synchronous for handler classes and framework apps, async for context
-    handlers (:mod:`..function_handlers`).
+    handlers (:mod:`..functions.context_handlers`).
     """
 
     conversation_id: str

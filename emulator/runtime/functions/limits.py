@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .platform_choices import FUNCTION_MAX_BODY_BYTES
-from .project.envfile import positive_number
-from .worker.responses import error_response
+from ..platform_choices import FUNCTION_MAX_BODY_BYTES
+from ..project.envfile import positive_number
+from ..worker.responses import error_response
 
 #: The platform's wall-clock limit per cloud-function request.
 WALL_CLOCK_S = 120.0

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from makers_store import ContextStore, SyncContextStore
 
-from .errors import NotInCloudFunctionsError
+from ..errors import NotInCloudFunctionsError
 
 _REMOVED = frozenset({"langgraph_checkpointer", "langgraph_store"})
 StoreT = TypeVar("StoreT", SyncContextStore, ContextStore)

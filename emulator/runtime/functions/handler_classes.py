@@ -18,7 +18,7 @@ passed on as it happens. The platform does not stream cloud-function
 responses (the client gets the body when the function returns), so a
 streaming handler is logged once per route. Writes block while more than
 :data:`MAX_PENDING_BYTES` wait for a slow client, so a handler that writes a
-lot cannot fill the worker's memory. Limits: :mod:`.function_limits`.
+lot cannot fill the worker's memory. Limits: :mod:`.limits`.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from .function_limits import FunctionLimits, timed_out
-from .worker.context import FunctionContext
-from .worker.responses import error_response
+from ..worker.context import FunctionContext
+from ..worker.responses import error_response
+from .limits import FunctionLimits, timed_out
 
 logger = logging.getLogger("makers_store.serve")
 _DROPPED = {b"connection", b"keep-alive", b"transfer-encoding", b"date", b"server"}

@@ -13,7 +13,7 @@ is read from the object (an ``async`` ``__call__`` is ASGI), not from its
 framework's name.
 
 How an app reaches ``context`` is UNKNOWN on the platform. Here it is
-:data:`.platform_choices.FUNCTION_CONTEXT_KEY` in the ASGI scope
+:data:`..platform_choices.FUNCTION_CONTEXT_KEY` in the ASGI scope
 (``request.scope["makers.context"]`` in FastAPI) and in the WSGI environ
 (``flask.request.environ["makers.context"]``).
 
@@ -37,11 +37,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope
 
 from makers_store.errors import missing_extra
 
-from .function_limits import FunctionLimits, timed_out
-from .platform_choices import FUNCTION_CONTEXT_KEY
-from .project.routes import Route
-from .worker.context import FunctionContext
-from .worker.responses import error_response
+from ..platform_choices import FUNCTION_CONTEXT_KEY
+from ..project.routes import Route
+from ..worker.context import FunctionContext
+from ..worker.responses import error_response
+from .limits import FunctionLimits, timed_out
 
 logger = logging.getLogger("makers_store.serve")
 

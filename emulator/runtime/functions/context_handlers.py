@@ -2,19 +2,19 @@
 
 The current official claude-agent-starter-python template writes its
 ``cloud-functions/`` this way (the decision and its evidence:
-:data:`.platform_choices.CONTEXT_HANDLER_ENTRY`). ``context`` is agent-like:
-``request`` (``body`` as an agent's, see :mod:`.worker.request_body`; ``raw_body``,
+:data:`..platform_choices.CONTEXT_HANDLER_ENTRY`). ``context`` is agent-like:
+``request`` (``body`` as an agent's, see :mod:`..worker.request_body`; ``raw_body``,
 ``headers``, ``query``, ``method``, ``path``), ``env`` (a copy), ``conversation_id``,
 ``run_id`` and ``agent`` = ``{conversation_id, store}``, where ``store`` is
 the async store bound as an agent's is, without the LangGraph adapters
-(:mod:`.function_store`); ``params`` (the ``[id]`` path parameters) is an
+(:mod:`.store`); ``params`` (the ``[id]`` path parameters) is an
 extra of this emulator. There is no ``utils``, ``tools`` or ``kv``: those
 are agents'.
 
 The result becomes the response the way a non-streaming agent's does
-(:func:`.worker.responses.to_response`: a dict is JSON, ``{"status_code": n,
+(:func:`..worker.responses.to_response`: a dict is JSON, ``{"status_code": n,
 "body": ...}`` an envelope...). Cloud functions do not stream, so a stream
-is refused. The cloud-function limits apply (:mod:`.function_limits`): at
+is refused. The cloud-function limits apply (:mod:`.limits`): at
 the wall-clock limit an async handler is cancelled; a plain ``def handler``
 (run in a thread, which cannot be killed) keeps running, its answer dropped,
 with ``context.request.signal`` set so it can notice.
@@ -33,15 +33,15 @@ from starlette.responses import Response
 
 from makers_store import ContextStore
 
-from .function_limits import FunctionLimits, timed_out
-from .function_store import CloudFunctionStore
-from .platform_choices import INVALID_JSON_BODY_STATUS
-from .project.routes import Route
-from .worker.agent_run import agent_request, call_handler
-from .worker.context import AgentHandle, AgentRequest
-from .worker.request_body import handler_body
-from .worker.responses import SSEResponse, error_response, to_response
-from .worker.runs import Run
+from ..platform_choices import INVALID_JSON_BODY_STATUS
+from ..project.routes import Route
+from ..worker.agent_run import agent_request, call_handler
+from ..worker.context import AgentHandle, AgentRequest
+from ..worker.request_body import handler_body
+from ..worker.responses import SSEResponse, error_response, to_response
+from ..worker.runs import Run
+from .limits import FunctionLimits, timed_out
+from .store import CloudFunctionStore
 
 logger = logging.getLogger("makers_store.serve")
 _warned_sync: set[str] = set()
