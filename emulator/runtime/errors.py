@@ -105,7 +105,7 @@ class RelayedError(Exception):
 class NodeStreamError(Exception):
     """A Node handler's stream failed after it started.
 
-    :mod:`.node_proxy` raises a subclass named as the JS error, so the stream's
+    :mod:`.node.proxy` raises a subclass named as the JS error, so the stream's
     ``event: error`` frame says ``TypeError: ...`` as a Python stream's does.
     """
 

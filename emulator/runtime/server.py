@@ -29,7 +29,7 @@ from makers_store.location import StoreLocation, resolve
 from . import listening
 from .errors import ServeError
 from .front.supervisor import WorkerPool, WorkerSpec
-from .node_setup import NodeRuntime, prepare_node, project_warnings
+from .node.setup import NodeRuntime, prepare_node, project_warnings
 from .project.edgeone import AgentsConfig, read_agents_config
 from .project.envfile import project_env
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from makers_store.emulator.runtime import node_setup
+from makers_store.emulator.runtime.node import setup as node_setup
 from makers_store.emulator.runtime.project.node_entry import function_entry_label
 from makers_store.emulator.runtime.project.routes import discover
 

@@ -1,6 +1,6 @@
 // The Node worker of one `makers-store serve` instance.
 //
-// Started by that instance's Python worker (emulator/runtime/node_worker.py),
+// Started by that instance's Python worker (emulator/runtime/node/worker.py),
 // never by hand, with `node [--import <tsx loader>] worker.mjs`. Its settings
 // come in MAKERS_NODE_WORKER (JSON), removed before any project code runs; the
 // store is reached over MAKERS_STORE_RPC (the Python worker's store RPC socket).

@@ -41,7 +41,7 @@ from ..functions.framework_apps import run_function_app
 from ..functions.handler_classes import run_cloud_function
 from ..functions.limits import FunctionLimits, read_body
 from ..functions.store import CloudFunctionStore
-from ..node_instance import NodeInstance
+from ..node.instance import NodeInstance
 from ..platform_choices import HEALTH_PATH, METRICS_PATH
 from ..project.routes import Route as ProjectRoute
 from ..project.routes import discover

@@ -29,9 +29,9 @@ from pathlib import Path
 
 import platformdirs
 
-from .errors import NodeSetupError
-from .project.node_entry import TYPESCRIPT_SUFFIXES
-from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable
+from ..errors import NodeSetupError
+from ..project.node_entry import TYPESCRIPT_SUFFIXES
+from ..project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable
 
 #: The tsx release serve installs (4.x: ``node --import tsx`` on Node 20).
 TSX_VERSION = "4.23.15"

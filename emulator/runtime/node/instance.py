@@ -1,9 +1,9 @@
-"""The Node side of one instance, as its Python worker (:mod:`.worker.app`) sees it.
+"""The Node side of one instance, as its Python worker (:mod:`..worker.app`) sees it.
 
 Made only when the project has Node routes: it starts the Node worker with
-the store RPC server (:mod:`.node_worker`), gives a Node agent route its
+the store RPC server (:mod:`.worker`), gives a Node agent route its
 ``handler(ctx)`` and answers a Node cloud function under the platform's
-limits (:mod:`.node_proxy`).
+limits (:mod:`.proxy`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from starlette.responses import Response
 
 from makers_store import ContextStore
 
-from .functions.limits import FunctionLimits, timed_out
-from .node_handlers import AsyncAbort, NodeRuns, node_handlers
-from .node_proxy import agent_handler, function_response
-from .node_setup import NodeRuntime
-from .node_worker import NodeWorker
-from .project.routes import Route
-from .worker.context import AgentContext
+from ..functions.limits import FunctionLimits, timed_out
+from ..project.routes import Route
+from ..worker.context import AgentContext
+from .handlers import AsyncAbort, NodeRuns, node_handlers
+from .proxy import agent_handler, function_response
+from .setup import NodeRuntime
+from .worker import NodeWorker
 
 
 class NodeInstance:

@@ -3,8 +3,8 @@
 Node's ``context.kv``, ``context.tools``, ``context.sandbox``,
 ``context.tracer`` and ``context.utils.abortActiveRun`` are thin clients: each call names its run
 (``runId``) and lands here, on the Python ``ctx`` the worker built for that run
-(:class:`NodeRuns`), so the Python implementations (:mod:`.worker.kv`,
-:mod:`.tools`, :mod:`.worker.tracing`, the front's abort fan-out) are the only ones.
+(:class:`NodeRuns`), so the Python implementations (:mod:`..worker.kv`,
+:mod:`..tools`, :mod:`..worker.tracing`, the front's abort fan-out) are the only ones.
 Errors are the Python ones (``MemoryValidationError`` with its message), which
 the RPC server sends back by name.
 """
@@ -19,12 +19,12 @@ from typing import Any
 
 from makers_store.errors import MemoryValidationError
 
-from .sse import dumps
-from .store_rpc import Handler
-from .tools.catalog import BROWSER_TOOLS, FILE_TOOLS, SPECS
-from .tools.toolkit import DEFAULT_MCP_SERVER_NAME, MCP_SERVER_NAME
-from .worker.context import AgentContext
-from .worker.runs import AbortedRun, latest
+from ..sse import dumps
+from ..store_rpc import Handler
+from ..tools.catalog import BROWSER_TOOLS, FILE_TOOLS, SPECS
+from ..tools.toolkit import DEFAULT_MCP_SERVER_NAME, MCP_SERVER_NAME
+from ..worker.context import AgentContext
+from ..worker.runs import AbortedRun, latest
 
 #: abort(conversation_id, except_run) -> the runs aborted, on every instance (not blocking).
 AsyncAbort = Callable[[str, str | None], Awaitable[list[AbortedRun]]]

@@ -1,17 +1,17 @@
 """Handing one request of a Node route to this instance's Node worker.
 
 An agent request is a run of the Python worker like any other
-(:class:`.worker.agent_run.AgentRunner`: registered for aborts, timed, traced); its
+(:class:`..worker.agent_run.AgentRunner`: registered for aborts, timed, traced); its
 handler is :func:`agent_handler`, which sends the request to the Node worker
 and relays the answer. While it runs, its Python ``ctx`` is in
-:class:`.node_handlers.NodeRuns`, where the Node side's ``kv``, ``tools``,
+:class:`.handlers.NodeRuns`, where the Node side's ``kv``, ``tools``,
 ``tracer`` and ``abortActiveRun`` calls find it, and its ``signal`` is
 watched: once set (abort, disconnect, timeout) the Node run's AbortSignal is
 aborted too. A run cancelled after the grace period closes the connection,
 which stops the Node handler's stream.
 
 What ``context.request.body`` is (parsed JSON or the raw Buffer) is decided
-on this side by :mod:`.worker.request_body`, the rule Python routes follow (for an
+on this side by :mod:`..worker.request_body`, the rule Python routes follow (for an
 agent when its run starts, for a cloud function here), and sent in the meta
 header's ``body`` (``json``, ``empty``, ``raw``), so both languages agree on
 every body; the Node worker only carries the decision out. An agent's meta
@@ -34,15 +34,13 @@ from urllib.parse import urlsplit
 from starlette.requests import Request
 from starlette.responses import Response
 
-from .errors import NodeStreamError, RelayedError, UpstreamError
-from .http_client import Connection, ResponseHead, request_json
-from .node_handlers import NodeRuns
-from .node_worker import NodeWorker
-from .platform_choices import NODE_STREAMED_TYPES
-from .project.node_entry import APP_ENTRY_LABEL
-from .project.routes import Route
-from .sse import StreamResponse
-from .wire import (
+from ..errors import NodeStreamError, RelayedError, UpstreamError
+from ..http_client import Connection, ResponseHead, request_json
+from ..platform_choices import NODE_STREAMED_TYPES
+from ..project.node_entry import APP_ENTRY_LABEL
+from ..project.routes import Route
+from ..sse import StreamResponse
+from ..wire import (
     ABORT_PATH,
     INTERNAL_HEADER_PREFIX,
     NODE_META_HEADER,
@@ -50,9 +48,11 @@ from .wire import (
     TOKEN_HEADER,
     node_meta,
 )
-from .worker.context import AgentContext
-from .worker.request_body import NodeBodyKind, handler_body, node_body_kind
-from .worker.responses import error_response
+from ..worker.context import AgentContext
+from ..worker.request_body import NodeBodyKind, handler_body, node_body_kind
+from ..worker.responses import error_response
+from .handlers import NodeRuns
+from .worker import NodeWorker
 
 _TOKEN_HEADER = TOKEN_HEADER.encode()
 CONNECT_TIMEOUT_S = 10.0

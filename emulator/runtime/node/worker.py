@@ -3,10 +3,10 @@
 An instance of ``makers-store serve`` is one Python worker process; when the
 project has Node routes it starts one Node process of its own
 (``node/worker.mjs``, through tsx when there is TypeScript) and serves the
-store to it over a Unix socket (:func:`.store_rpc.start_store_rpc`, the
-handlers of :mod:`.node_handlers` added). The Python worker stays the
+store to it over a Unix socket (:func:`..store_rpc.start_store_rpc`, the
+handlers of :mod:`.handlers` added). The Python worker stays the
 instance: the front rotates, recycles, reloads and aborts it as before, and
-it hands each Node route's request to its Node worker (:mod:`.node_proxy`).
+it hands each Node route's request to its Node worker (:mod:`.proxy`).
 So a module-level variable in a ``.ts`` agent lives as long as the instance,
 exactly like one in a ``.py`` agent.
 
@@ -32,15 +32,15 @@ from pathlib import Path
 
 from makers_store import ContextStore
 
-from .node_setup import NodeRuntime
-from .platform_choices import NODE_METHOD_NOT_ALLOWED_STATUS, NODE_STREAMED_TYPES
-from .project.routes import Route
-from .store_rpc import Handler, StoreRpcServer, start_store_rpc
-from .wire import NODE_READY_MARKER, NODE_RPC_ENV, NODE_SETTINGS_ENV
+from ..platform_choices import NODE_METHOD_NOT_ALLOWED_STATUS, NODE_STREAMED_TYPES
+from ..project.routes import Route
+from ..store_rpc import Handler, StoreRpcServer, start_store_rpc
+from ..wire import NODE_READY_MARKER, NODE_RPC_ENV, NODE_SETTINGS_ENV
+from .setup import NodeRuntime
 
 logger = logging.getLogger("makers_store.serve")
 
-WORKER_SCRIPT = Path(__file__).parent / "node" / "worker.mjs"
+WORKER_SCRIPT = Path(__file__).parent / "worker.mjs"  # the Node worker itself, beside this file
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 3.0
 
