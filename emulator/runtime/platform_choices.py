@@ -89,7 +89,7 @@ BODY_JSON_WHEN_PARSES = ("", "application/x-www-form-urlencoded")
 #: per route.
 INVALID_JSON_BODY_STATUS = 400
 
-# Node store option objects (store_rpc_methods): the platform's store is
+# Node store option objects (store_rpc/methods.py): the platform's store is
 # JavaScript, where a property that no method reads is ignored; so a key a
 # method does not take is ignored here too, with one warning per method and key
 # in each worker's log, while a key it takes is checked (a wrong type is still a
@@ -97,7 +97,7 @@ INVALID_JSON_BODY_STATUS = 400
 # deleteConversation, which official templates pass, has no meaning in the
 # platform's store doc (only appendMessage takes it, as the conversation's
 # owner); whether the platform scopes those calls by it is UNKNOWN. Ours:
-# checked as a user id, then ignored (store_rpc_methods.IGNORED_USER_ID).
+# checked as a user id, then ignored (store_rpc/methods.py, IGNORED_USER_ID).
 
 #: Dev-server views the platform's ``edgeone makers dev`` is said to have.
 HEALTH_PATH = "/health"

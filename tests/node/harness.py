@@ -76,7 +76,7 @@ async def run_node(script: Path, socket: str, *args: str, stdin: bytes | None = 
 
 def snake_keys(value: Any) -> Any:
     """A Node result with Python's names (``messageId`` -> ``message_id``), for comparing."""
-    from makers_store.emulator.runtime.store_rpc_values import snake
+    from makers_store.emulator.runtime.store_rpc.values import snake
 
     if isinstance(value, dict):
         return {snake(key): item for key, item in value.items()}

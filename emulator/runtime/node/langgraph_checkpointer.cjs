@@ -2,7 +2,7 @@
 // with its own `serde` (LangGraph.js's JsonPlusSerializer) and sends the typed
 // bytes; the Python checkpointer (MakersCheckpointSaver) stores them in the
 // same records as Python checkpoints, so `deleteConversation` removes them and
-// a Python agent reads them (see emulator/runtime/store_rpc_checkpoints.py).
+// a Python agent reads them (see emulator/runtime/store_rpc/checkpoints.py).
 // The base class comes from the project's node_modules, never bundled.
 'use strict';
 

@@ -1,5 +1,5 @@
 // The store RPC client: newline-delimited JSON over a Unix-domain socket to
-// the Python store (emulator/runtime/store_rpc.py). No npm dependencies.
+// the Python store (emulator/runtime/store_rpc/server.py). No npm dependencies.
 //
 // Requests are pipelined on one connection and matched to answers by id. A
 // failed call rejects with an Error whose `name` and `message` are the Python

@@ -3,7 +3,7 @@
 An instance of ``makers-store serve`` is one Python worker process; when the
 project has Node routes it starts one Node process of its own
 (``node/worker.mjs``, through tsx when there is TypeScript) and serves the
-store to it over a Unix socket (:func:`..store_rpc.start_store_rpc`, the
+store to it over a Unix socket (:func:`..store_rpc.server.start_store_rpc`, the
 handlers of :mod:`.handlers` added). The Python worker stays the
 instance: the front rotates, recycles, reloads and aborts it as before, and
 it hands each Node route's request to its Node worker (:mod:`.proxy`).

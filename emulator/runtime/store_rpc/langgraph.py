@@ -1,7 +1,7 @@
 """LangGraph.js's checkpointer and store as store RPC handlers.
 
 ``langgraph.checkpointer.<method>`` runs the Python ``MakersCheckpointSaver``
-on typed bytes the Node serde made (see :mod:`.store_rpc_checkpoints`);
+on typed bytes the Node serde made (see :mod:`.checkpoints`);
 ``langgraph.store.batch`` runs ``store.langgraph_store.abatch`` on the
 operations of LangGraph.js's ``BaseStore.batch``, translated one to one
 (``namespacePrefix`` -> ``namespace_prefix``; dates as ISO 8601 strings).
@@ -9,16 +9,14 @@ operations of LangGraph.js's ``BaseStore.batch``, translated one to one
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from makers_store import ContextStore
 from makers_store.errors import MemoryValidationError
 
-from . import store_rpc_checkpoints as relay
-from .store_rpc_values import keyword_arguments, required
+from . import checkpoints as relay
+from .values import Handler, keyword_arguments, required
 
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 _CONFIG_KEYS = ("thread_id", "checkpoint_ns", "checkpoint_id")
 
 

@@ -11,7 +11,7 @@ Protocol: newline-delimited UTF-8 JSON. A request is
 with the Python exception's class name and message. Requests on one
 connection may be pipelined: each runs as its own task and answers carry ids.
 
-Two reserved params travel with any method (see :mod:`.store_rpc_values`):
+Two reserved params travel with any method (see :mod:`.values`):
 ``$bind`` (the conversation and run the Node ``context.store`` is bound to)
 and ``$nonjson`` (where the client found values JSON cannot carry, so that
 Python's own validation rejects them with Python's own message).
@@ -23,15 +23,14 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from makers_store import ContextStore
 from makers_store.errors import MemoryValidationError, StoreError
 
-from . import store_rpc_adapters, store_rpc_methods, store_rpc_values
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+from . import adapters, methods, values
+from .values import Handler
 
 #: the longest request line read (a 50 MB content, JSON-escaped, plus room)
 MAX_LINE_BYTES = 256 * 1024 * 1024
@@ -99,14 +98,14 @@ class StoreRpcServer:
     async def _answer(self, line: bytes, writer: asyncio.StreamWriter, lock: asyncio.Lock) -> None:
         request_id: Any = None
         try:
-            request = store_rpc_values.decode_request(line)
+            request = values.decode_request(line)
             request_id = request["id"]
             reply: dict[str, Any] = {"id": request_id, "result": await self._call(request)}
         except Exception as exc:  # every failure goes back to the caller, named
             if not isinstance(exc, StoreError):
                 _log.exception("store RPC call failed")
             reply = {"id": request_id, "error": {"name": type(exc).__name__, "message": str(exc)}}
-        data = store_rpc_values.encode_reply(reply)
+        data = values.encode_reply(reply)
         async with lock:
             try:
                 writer.write(data)
@@ -124,8 +123,8 @@ class StoreRpcServer:
 
 def handlers_for(store: ContextStore) -> dict[str, Handler]:
     """Every store method by its Node name (the generic API, ``state`` and the adapters)."""
-    table = store_rpc_methods.handlers(store)
-    table.update(store_rpc_adapters.handlers(store))
+    table = methods.handlers(store)
+    table.update(adapters.handlers(store))
     return table
 
 

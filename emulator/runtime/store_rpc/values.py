@@ -16,12 +16,15 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from makers_store.codec import MAX_NESTING
 from makers_store.errors import MemoryValidationError
 from makers_store.models import ConversationMeta, ListConversationsResult, Message
 
+#: One store RPC method: its params (Node names) in, its result (JSON-able) out.
+Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 NONJSON = "$nonjson"
 BIND = "$bind"
 _FLOATS = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}

@@ -17,17 +17,14 @@ the Python adapters need their extras, as for Python agents
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from makers_store import ContextStore
 from makers_store.errors import MemoryValidationError
 
-from . import store_rpc_langgraph
-from .store_rpc_methods import bound
-from .store_rpc_values import camel, keyword_arguments, required
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
+from . import langgraph
+from .methods import bound
+from .values import Handler, camel, keyword_arguments, required
 
 
 def _session_key(value: Any) -> Any:
@@ -129,5 +126,5 @@ def handlers(store: ContextStore) -> dict[str, Handler]:
     """Every adapter method by its Node name."""
     table = _claude(store)
     table.update(_openai(store))
-    table.update(store_rpc_langgraph.handlers(store))
+    table.update(langgraph.handlers(store))
     return table

@@ -12,12 +12,12 @@ the Python store, so a wrong type is still a ``MemoryValidationError``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from makers_store import ContextStore, validate
 
-from .store_rpc_values import (
+from .values import (
+    Handler,
     ignore_unknown,
     keyword_arguments,
     option_arguments,
@@ -25,8 +25,6 @@ from .store_rpc_values import (
     take_bind,
     to_node,
 )
-
-Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 
 #: Node method -> its arguments, in the platform's order (Python: the same in snake_case)
 GENERIC: dict[str, tuple[str, ...]] = {
@@ -64,7 +62,7 @@ def bound(store: ContextStore, params: dict[str, Any]) -> ContextStore:
 
 def _item(item: Any) -> Any:
     """An ``appendMessages`` item with Python's keys, unknown ones left out as
-    :func:`.store_rpc_values.option_arguments` leaves them out."""
+    :func:`.values.option_arguments` leaves them out."""
     if not isinstance(item, dict):
         return item  # the store names the error
     out = {}
