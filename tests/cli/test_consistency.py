@@ -63,6 +63,9 @@ def test_an_unknown_message_is_worded_alike_by_every_command(
 
 
 def test_cursor_errors_name_the_flag(cli: Cli) -> None:
+    # A message cursor may be any id (ids can be the caller's own), so it is
+    # judged against the conversation's messages: the conversation must exist.
+    cli.ok("msg", "append", "c1", "--role", "user", "--content", "x")
     for args, flag in (
         (("conv", "list", "--after", "zz"), "--after"),
         (("conv", "list", "--before", "zz"), "--before"),
