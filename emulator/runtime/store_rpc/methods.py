@@ -8,44 +8,58 @@ defaults exactly as it does on a bound Python ``ctx.store``.
 The object is read as JavaScript reads one: a key the method does not take is
 ignored (logged once per method and key), while a key it takes is checked by
 the Python store, so a wrong type is still a ``MemoryValidationError``.
+
+Which keys a method takes is read from the Python method's signature
+(:data:`GENERIC`), not restated here, so a parameter added to
+``store/api.py`` is a Node option at once; ``store.d.ts`` declares the same
+keys (``tests/node/test_store_rpc_server.py`` checks all three agree).
 """
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from makers_store import ContextStore, validate
 
 from .values import (
     Handler,
+    camel,
     ignore_unknown,
     keyword_arguments,
     option_arguments,
     required,
+    snake,
     take_bind,
     to_node,
 )
 
-#: Node method -> its arguments, in the platform's order (Python: the same in snake_case)
-GENERIC: dict[str, tuple[str, ...]] = {
-    "appendMessage": ("conversationId", "role", "content", "metadata", "userId", "messageId"),
-    "appendMessages": ("conversationId", "messages", "userId"),
-    "getMessages": ("conversationId", "limit", "order", "after", "before", "userId"),
-    "updateMessage": ("conversationId", "messageId", "content", "metadata"),
-    "deleteMessage": ("conversationId", "messageId"),
-    "clearMessages": ("conversationId", "userId"),
-    "getConversation": ("conversationId",),
-    "listConversations": ("limit", "order", "after", "before", "userId"),
-    "updateConversation": ("conversationId", "metadata"),
-    "deleteConversation": ("conversationId", "userId"),
-    "claudeSessionBinding": ("conversationId",),
-}
+#: The generic methods by Node name; each runs the :class:`~makers_store.ContextStore`
+#: method of the same name in snake_case (``appendMessage`` -> ``append_message``).
+GENERIC_METHODS = (
+    "appendMessage", "appendMessages", "getMessages", "updateMessage", "deleteMessage",
+    "clearMessages", "getConversation", "listConversations", "updateConversation",
+    "deleteConversation", "claudeSessionBinding",
+)
 
 #: ``userId`` where the platform's store doc gives it no meaning (it is the
 #: owner a conversation gets from ``appendMessage``, which ``listConversations``
 #: filters by), though official templates pass it: checked as a user id (a
 #: wrong type is refused as ``appendMessage`` refuses it), then left out.
 IGNORED_USER_ID = ("getMessages", "clearMessages", "deleteConversation")
+
+
+def node_arguments(method: str) -> tuple[str, ...]:
+    """The keys Node's ``method`` takes, in order: the Python method's parameters in
+    camelCase, as its signature names them, then ``userId`` where it is accepted and
+    ignored (:data:`IGNORED_USER_ID`)."""
+    python = getattr(ContextStore, snake(method))
+    names = tuple(camel(name) for name in inspect.signature(python).parameters if name != "self")
+    return (*names, "userId") if method in IGNORED_USER_ID else names
+
+
+#: Node method -> its arguments, in the platform's order (Python: the same in snake_case)
+GENERIC: dict[str, tuple[str, ...]] = {method: node_arguments(method) for method in GENERIC_METHODS}
 
 #: One ``appendMessages`` item's keys, Node -> Python.
 ITEM_KEYS = {"role": "role", "content": "content", "metadata": "metadata",
@@ -75,7 +89,7 @@ def _item(item: Any) -> Any:
 
 
 def _generic(store: ContextStore, method: str, accepted: tuple[str, ...]) -> Handler:
-    python_name = "".join("_" + c.lower() if c.isupper() else c for c in method)
+    python_name = snake(method)
 
     async def handle(params: dict[str, Any]) -> Any:
         target = bound(store, params)
