@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from .context import open_session
-from .errors import NotFound
+from .errors import CliError, NotFound
 from .options import JsonOutput, examples
 
 app = typer.Typer(
@@ -116,7 +116,10 @@ def get_command(
     if text is None:
         console.print(f"{'value':>8}  <{blob.size} bytes of binary data; use --raw>")
     elif text:
-        parsed = parse_loose(text)
+        try:
+            parsed = parse_loose(text)
+        except CliError:  # too deep to lay out as JSON: the text as it is
+            parsed = text
         if isinstance(parsed, dict | list):
             console.print(json_view(parsed))
         else:

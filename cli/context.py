@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from .errors import StoreNotFound
+
 if TYPE_CHECKING:
     from makers_store import Portal, SyncContextStore, SyncStateStore
 
@@ -45,12 +47,16 @@ class Session:
         self, url: str | None, *, create: bool = False, portal: Portal | None = None
     ) -> None:
         from makers_store import Portal, SyncContextStore, open_store
+        from makers_store.errors import MemoryNotFoundError
 
+        hint = check_store_url(url, create=create)
+        try:
+            opened = open_store(url, create=create)
+        except MemoryNotFoundError as exc:
+            raise StoreNotFound(_not_found_wording(str(exc)) + hint) from None
         self._portal: Portal = portal or Portal()
         self._owns_portal = portal is None
-        self.store: SyncContextStore = SyncContextStore(
-            open_store(url, create=create), self._portal
-        )
+        self.store: SyncContextStore = SyncContextStore(opened, self._portal)
 
     def checkpoint(self) -> None:
         """Called from a library callback (progress): after Ctrl-C, stop the
@@ -71,6 +77,64 @@ class Session:
         finally:
             if self._owns_portal:
                 self._portal.stop()
+
+
+def _not_found_wording(message: str) -> str:
+    """The library's ``no store at PATH; writes create it`` in the words every
+    other "not found" of the CLI uses."""
+    prefix, suffix = "no store at ", "; writes create it"
+    if message.startswith(prefix) and message.endswith(suffix):
+        path = message[len(prefix) : -len(suffix)]
+        return f"store {path!r} not found (commands that add data create it)"
+    return message
+
+
+def check_store_url(url: str | None, *, create: bool) -> str:
+    """Refuse a store URL no command can use, before anything is opened or
+    created: ``memory://`` (a store that lives and dies with one process, so
+    with one command), or a SQLite path below a file. Returns a hint for a
+    store that is not found: ``sqlite:///tmp/x.db`` names ``./tmp/x.db``
+    (three slashes and a relative path) where ``/tmp`` was probably meant;
+    a write that creates such a store says so on stderr."""
+    from pathlib import Path
+
+    from makers_store.factory import split_url
+    from makers_store.location import resolve
+
+    from .errors import UsageProblem
+
+    location = resolve(url)
+    scheme, path, _ = split_url(location.url)
+    if scheme == "memory":
+        raise UsageProblem(
+            f"store {location.display_url!r} keeps data only inside one process, so it "
+            "ends with this command; use a file, e.g. --store sqlite:///dev.db"
+        )
+    if scheme != "sqlite":
+        return ""
+    target = Path(path)
+    for above in target.parents:
+        if above.exists():
+            if not above.is_dir():
+                raise UsageProblem(
+                    f"store {str(target)!r} cannot be created: {str(above)!r} is a file, "
+                    "not a directory"
+                )
+            break
+    if target.exists() or target.is_absolute() or "://" not in location.url:
+        return ""
+    first = target.parts[0]
+    if Path(first).exists() or not Path("/", first).is_dir():
+        return ""
+    hint = (
+        f"; sqlite:/// takes a path relative to the current directory: "
+        f"for /{target} write sqlite:////{target}"
+    )
+    if create:
+        from .render import stderr
+
+        stderr().print(f"note: creating a new store at {target} (relative){hint}")
+    return hint
 
 
 def cli_state(ctx: typer.Context) -> CliState:

@@ -49,6 +49,10 @@ class NotFound(CliError):
         super().__init__(message, NOT_FOUND)
 
 
+class StoreNotFound(NotFound):
+    """The store itself does not exist (and the command would not create it)."""
+
+
 class UsageProblem(CliError):
     def __init__(self, message: str) -> None:
         super().__init__(message, USAGE)
@@ -152,9 +156,10 @@ def _bad_value(exc: click.exceptions.BadParameter) -> str | None:
     given = found[0]["input"]
     shown = repr(given) if isinstance(given, str) else repr(str(given))
     long_names = [name for name in param.opts if name.startswith("--")]
-    name = (long_names or param.opts or [param.human_readable_name])[0]
-    if param.param_type_name == "argument":
-        name = param.human_readable_name
+    if param.param_type_name == "argument" or not param.opts:
+        name = param.metavar or (param.name or "value").upper()
+    else:
+        name = (long_names or param.opts)[0]
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is None:
         return None

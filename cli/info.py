@@ -12,8 +12,7 @@ from .options import JsonOutput
 
 def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     """Which store is in use and why; counts, size on disk, schema version."""
-    from makers_store.errors import MemoryNotFoundError
-
+    from .errors import StoreNotFound
     from .render import emit_json, stdout
 
     try:
@@ -21,8 +20,8 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
             location = session.store.location
             backend: dict[str, Any] = session.store.blobs.describe()
             counts = session.store.admin.counts()
-    except MemoryNotFoundError as missing:  # raised by the open: nothing was created
-        _not_created(cli_state(ctx).store_url, str(missing), as_json=as_json)
+    except StoreNotFound:  # raised by the open: nothing was created
+        _not_created(cli_state(ctx).store_url, as_json=as_json)
         return
     document = {
         "url": location.display_url if location else None,
@@ -46,17 +45,17 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     if "schema_version" in backend:
         rows.append(("schema", str(backend["schema_version"])))
     rows += [
-        ("conversations", str(counts.conversations)),
-        ("messages", str(counts.messages)),
-        ("state entries", str(counts.state_entries)),
-        ("index entries", str(counts.index_entries)),
+        ("conversations", f"{counts.conversations:,}"),
+        ("messages", f"{counts.messages:,}"),
+        ("state entries", f"{counts.state_entries:,}"),
+        ("index entries", f"{counts.index_entries:,}"),
     ]
     console = stdout()
     for label, value in rows:
         console.print(f"{label:>14}  {value}")
 
 
-def _not_created(url: str | None, why: str, *, as_json: bool) -> None:
+def _not_created(url: str | None, *, as_json: bool) -> None:
     """What ``info`` says about a store no write has created yet."""
     from makers_store.location import resolve
 
@@ -70,7 +69,7 @@ def _not_created(url: str | None, why: str, *, as_json: bool) -> None:
     for label, value in (
         ("store", location.display_url),
         ("why", location.reason),
-        ("state", f"not created yet ({why})"),
+        ("state", "not created yet (commands that add data create it)"),
     ):
         console.print(f"{label:>14}  {value}")
 

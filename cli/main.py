@@ -20,6 +20,7 @@ from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup, run_with_error_boundary
 from .options import examples
 
+
 class RootGroup(BoundaryGroup):
     """The root command: the error boundary, and the global options accepted
     after any command as well as before it."""
@@ -44,6 +45,30 @@ class _Argument(TyperArgument):
         return None
 
 
+class _Option(TyperOption):
+    """An option whose range reads as words (``at least 1``, ``0 to 100``), not ``0<=x<=100``."""
+
+    def _get_number_range_help_str(self) -> str | None:  # typer >= 0.27 only calls this
+        info = self.type_descriptor.parameter_info
+        low, high = info.min, info.max
+        if low is not None and high is not None:
+            return f"{low} to {high}"
+        if low is not None:
+            return f"at least {low}"
+        if high is not None:
+            return f"at most {high}"
+        return None
+
+
+def _choices(param: Any) -> Any:
+    """An option's choices: typer >= 0.27 declares them in its type descriptor,
+    the typer floor (0.26) in click's Choice type."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None:
+        return descriptor.choices
+    return getattr(param.type, "choices", None)
+
+
 def plain_metavars(command: Any) -> None:
     """One form for values in every command's help: an option's value is an
     upper-case word (``--limit N``) or its choices (``--order asc|desc``),
@@ -51,8 +76,11 @@ def plain_metavars(command: Any) -> None:
     for param in command.params:
         if isinstance(param, TyperArgument):
             param.__class__ = _Argument
-        elif isinstance(param, TyperOption) and param.metavar is None and not param.is_flag:
-            choices = param.type_descriptor.choices
+        elif isinstance(param, TyperOption):
+            param.__class__ = _Option
+            if param.metavar is not None or param.is_flag:
+                continue
+            choices = _choices(param)
             if choices:
                 param.metavar = "|".join(str(getattr(c, "value", c)) for c in choices)
             else:

@@ -96,7 +96,6 @@ Meta = Annotated[
     epilog=examples(
         'makers-store msg append c_42 --role user --content "Hello" --user u_123',
         "git diff | makers-store msg append c_42 --role tool --content -",
-        'makers-store msg append c_42 --role user --content "Hi" --id web-7f3a',
     ),
 )
 def append_command(

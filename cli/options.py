@@ -98,20 +98,37 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def too_deep(argument: str) -> UsageProblem:
+    """JSON nested deeper than Python's parser recurses (far deeper than any
+    store accepts): said in the words the library uses for its own limit."""
+    try:
+        from makers_store.codec import MAX_NESTING
+
+        limit = f" (at most {MAX_NESTING} levels of lists and dicts)"
+    except ImportError:  # the limit's home moved: the message stays true without it
+        limit = ""
+    return UsageProblem(f"{argument} must be JSON nested less deeply{limit}")
+
+
 def parse_json(text: str, argument: str) -> Any:
     """Strict JSON typed by the user, or a usage error naming the argument."""
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError as exc:
         raise UsageProblem(f"{argument} must be JSON ({exc}); got {_clip(text)!r}") from None
+    except RecursionError:
+        raise too_deep(argument) from None
 
 
-def parse_loose(text: str) -> Any:
-    """JSON when the text parses as JSON, else the text itself."""
+def parse_loose(text: str, argument: str = "VALUE") -> Any:
+    """JSON when the text parses as JSON, else the text itself (JSON too deep
+    to parse is a usage error naming ``argument``, not a string)."""
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except ValueError:
         return text
+    except RecursionError:
+        raise too_deep(argument) from None
 
 
 def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, Any]:
@@ -121,7 +138,7 @@ def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise UsageProblem(f"{option} expects KEY=VALUE, got {pair!r}")
-        out[key] = parse_loose(value)
+        out[key] = parse_loose(value, f"{option} {key}=VALUE")
     return out
 
 

@@ -49,6 +49,8 @@ LONG_STRING = 300
 #: cells (or its ``max_width``); a longer value is written whole and pushes the
 #: rest of its row to the right, so the row stays one line.
 ALIGN_AT = 40
+#: Characters gathered before a write to a pipe or a file.
+WRITE_CHUNK = 1 << 20
 
 
 def _console(*, stderr: bool) -> Console:
@@ -86,9 +88,17 @@ class Screen:
             self._console.print(shown, style=style, soft_wrap=whole)
             return
         stream = sys.stderr if self._stderr else sys.stdout
+        # Written in a few large pieces, not line by line: short output reaches
+        # the pipe in one write (before a reader such as `head` goes away).
+        pending: list[str] = []
+        size = 0
         for line in plain_lines(shown):
-            stream.write(line)
-            stream.write("\n")
+            pending += (line, "\n")
+            size += len(line) + 1
+            if size >= WRITE_CHUNK:
+                stream.write("".join(pending))
+                pending, size = [], 0
+        stream.write("".join(pending))
         stream.flush()
 
 

@@ -34,10 +34,23 @@ def studio_command(
     from rich.console import Console
     from rich.text import Text
 
-    from makers_store.emulator.studio import require_extra
-    from makers_store.emulator.studio.server import bind_warning, run_studio
+    from makers_store.errors import missing_extra
 
-    require_extra()
+    from .context import check_store_url
+
+    url = store or cli_state(ctx).store_url
+    check_store_url(url, create=False)  # memory:// would show an empty store that no one can fill
+    try:
+        from makers_store.emulator.studio import require_extra
+        from makers_store.emulator.studio.server import bind_warning, run_studio
+
+        require_extra()
+        # uvicorn serves the Studio over h11 (uvicorn_server's http="h11"), which it
+        # imports only once the server starts: check it here, with the others
+        import h11  # noqa: F401
+    except ModuleNotFoundError as exc:
+        # the same advice require_extra gives, naming the extra that brings the module
+        raise missing_extra(exc.name or str(exc), "studio") from None
     err = Console(stderr=True)
     warning = bind_warning(host)
     if warning:
@@ -52,5 +65,4 @@ def studio_command(
         out.print(Text("Ctrl+C stops"), highlight=False)
         out.file.flush()
 
-    url = store or cli_state(ctx).store_url
     run_studio(url, host, port, open_browser=open_browser, on_ready=ready)

@@ -34,12 +34,27 @@ def _destination(output: Path | None) -> Iterator[Callable[[str], object]]:
         "w", encoding="utf-8", dir=directory, prefix=f".{output.name}.", suffix=".tmp", delete=False
     )
     try:
+        # The temporary file is made 0600; FILE gets the mode it already had,
+        # or the one the umask gives a new file (as `> FILE` would).
+        os.fchmod(handle.fileno(), _mode_for(output))
         with handle:
             yield handle.write
         os.replace(handle.name, output)
     except BaseException:
         os.unlink(handle.name)
         raise
+
+
+def _mode_for(output: Path) -> int:
+    import os
+    import stat
+
+    try:
+        return stat.S_IMODE(os.stat(output).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def export_command(

@@ -31,6 +31,7 @@ def test_not_found_is_3(cli: Cli) -> None:
 
 
 def test_usage_errors_are_2(cli: Cli) -> None:
+    cli.ok("msg", "append", "c1", "--role", "user", "--content", "x")
     for args in (
         ("conv", "list", "--bogus"),
         ("conv", "list", "--order", "sideways"),

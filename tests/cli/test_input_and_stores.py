@@ -82,9 +82,11 @@ def test_read_commands_refuse_a_store_that_does_not_exist(tmp_path: Path) -> Non
     ):
         run = Cli(str(missing))(*args)
         assert run.exit_code == 3, (args, run.stderr)
-        assert run.stderr == f"error: no store at {missing}; writes create it\n"
+        assert run.stderr == (
+            f"error: store {str(missing)!r} not found (commands that add data create it)\n"
+        )
     run = Cli(f"sqlite:///{missing}")("copy", f"sqlite:///{missing}", f"{tmp_path}/dst.db")
-    assert run.exit_code == 3 and "no store at" in run.stderr
+    assert run.exit_code == 3 and f"store {str(missing)!r} not found" in run.stderr
     assert list(tmp_path.iterdir()) == []  # no directory, no file
     info = json.loads(Cli(str(missing)).ok("info", "--json"))
     assert info["exists"] is False and info["url"] == str(missing)
