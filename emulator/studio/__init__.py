@@ -16,7 +16,7 @@ from makers_store.errors import missing_extra
 if TYPE_CHECKING:
     from starlette.types import ASGIApp
 
-    from .app import StudioConfig
+    from .config import StudioConfig
 
 #: What the Studio imports, each with the package name pip installs.
 REQUIRED = (("starlette", "starlette"), ("jinja2", "jinja2"), ("uvicorn", "uvicorn"))
@@ -34,7 +34,7 @@ def require_extra() -> None:
 
 
 def studio_app(config: StudioConfig) -> ASGIApp:
-    """The Studio's ASGI app for ``config`` (see :class:`.app.StudioConfig`)."""
+    """The Studio's ASGI app for ``config`` (see :class:`.config.StudioConfig`)."""
     require_extra()
     from .app import create_app
 

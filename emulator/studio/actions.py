@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from makers_store import MemoryValidationError
 
-from .app import StudioConfig
+from .config import StudioConfig
 
 
 async def _body(request: Request) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from makers_store import StoreChange
 
-from .app import StudioConfig
+from .config import StudioConfig
 
 HEARTBEAT_S = 15.0
 #: How often object storage (S3) is polled for a page's changes.

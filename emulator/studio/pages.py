@@ -11,7 +11,7 @@ from starlette.routing import Route
 from makers_store import ContextStore, ConversationMeta, MemoryValidationError
 
 from . import frameworks, shapes
-from .app import Renderer, StudioConfig
+from .config import Renderer, StudioConfig
 
 CONVERSATIONS_PAGE = 50
 MESSAGES_PAGE = 50

@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from ..runtime.worker.trace_log import recent_records, trace_path
-from .app import Renderer, StudioConfig
+from .config import Renderer, StudioConfig
 from .shapes import pretty, when
 
 TRACES_SHOWN = 200

@@ -58,7 +58,7 @@ async def _serve(
     on_ready: Callable[[str, str], None] | None,
 ) -> None:
     from ..runtime.uvicorn_server import Server, on_stop_signals, quiet_config, stopper
-    from .app import StudioConfig
+    from .config import StudioConfig
 
     store = open_store(store_url, create=False)
     try:

@@ -39,7 +39,8 @@ def studio_for_serve(
         require_extra()
     except MissingExtraError as exc:
         return f"no Studio at /_studio/: {exc}"
-    from .app import StudioConfig, create_app
+    from .app import create_app
+    from .config import StudioConfig
 
     store = open_store(store_url)
     config = StudioConfig(
