@@ -35,7 +35,7 @@ from .node_entry import function_entry_label, is_node_file
 
 AGENTS_DIR = "agents"
 FUNCTIONS_DIR = "cloud-functions"
-#: Module names of the two folders when imported (see loader.py).
+#: Module names of the two folders when imported (see worker/loader.py).
 AGENTS_PACKAGE = "_makers_agents"
 FUNCTIONS_PACKAGE = "_makers_cloud_functions"
 
