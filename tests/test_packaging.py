@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -70,6 +71,18 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
     assert not any(
         name.startswith(("store/", "cli/", "emulator/", "tests/", "devtools/")) for name in names
     )
+    # every file of the three folders ships: each module (a package left out of
+    # pyproject's `packages` would not), the Node bridge's Node side, the Studio's
+    # pages, py.typed (package data: a glob missing from `package-data` would not)
+    folders = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["package-dir"]
+    for package, folder in folders.items():
+        for path in (ROOT / folder).rglob("*"):
+            if "__pycache__" in path.parts or not path.is_file():
+                continue
+            shipped = "/".join([*package.split("."), *path.relative_to(ROOT / folder).parts])
+            assert shipped in names, shipped
     # the generators run from a checkout (python -m devtools.sync_codegen / .completions)
     for dev_only in ("makers_store/_sync_codegen.py", "makers_store/cli/completions.py"):
         assert dev_only not in names, dev_only
