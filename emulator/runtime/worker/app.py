@@ -4,11 +4,14 @@ Every request has a run id (given by the front in an internal header, so the
 front knows it at dispatch; made here when there is no front) and maybe a
 conversation id (the ``makers-conversation-id`` header; "" when absent, as
 on the platform), echoed on the response. Agents run through
-:mod:`.agent_run`; cloud functions via :mod:`..functions.handler_classes`. Errors never
-escape: a handler that raises gives a 500 with a JSON body and a logged
-traceback, a body that is not JSON a 400, an unknown route a 404 that names
-nothing but the request. ``/health`` and ``/agent-metrics`` are answered
-here unless a project route claims them.
+:mod:`.agent_run`; cloud functions through the ``functions/`` room (handler
+classes, framework apps, context handlers); Node routes through this
+instance's :class:`~..node.instance.NodeInstance`. This module is where the
+worker takes in those rooms; they build on the worker's ``ctx``, responses
+and runs, never on this app. Errors never escape: a handler that raises gives
+a 500 with a JSON body and a logged traceback, a body that is not JSON a 400,
+an unknown route a 404 that names nothing but the request. ``/health`` and
+``/agent-metrics`` are answered here unless a project route claims them.
 """
 
 from __future__ import annotations
