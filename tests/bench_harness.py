@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 Op = Callable[[], Awaitable[object]]
+#: one timed round of a contender that times itself (a Node process does, so
+#: that its figure holds no pipe to this process): (seconds, min_ops) -> ops/s
+Round = Callable[[float, int], Awaitable[float]]
 
 QUOTA = 10_000
 
@@ -105,16 +108,28 @@ async def timed_round(op: Op, seconds: float, min_ops: int) -> float:
 
 async def compare(contenders: Mapping[str, Op], sizes: Sizes) -> dict[str, float]:
     """Median ops/s of each contender over alternating rounds, after a warm-up."""
+    return await compare_rounds({name: rounds_of(op) for name, op in contenders.items()}, sizes)
+
+
+def rounds_of(op: Op) -> Round:
+    """``op`` as a contender of :func:`compare_rounds`."""
+
+    async def one_round(seconds: float, min_ops: int) -> float:
+        return await timed_round(op, seconds, min_ops)
+
+    return one_round
+
+
+async def compare_rounds(contenders: Mapping[str, Round], sizes: Sizes) -> dict[str, float]:
+    """:func:`compare` for contenders that time their own rounds."""
     names = list(contenders)
     for name in names:
-        await timed_round(contenders[name], sizes.round_seconds / 2, sizes.min_ops)
+        await contenders[name](sizes.round_seconds / 2, sizes.min_ops)
     samples: dict[str, list[float]] = {name: [] for name in names}
     for index in range(sizes.rounds):
         for name in names if index % 2 == 0 else names[::-1]:
             gc.collect()
-            samples[name].append(
-                await timed_round(contenders[name], sizes.round_seconds, sizes.min_ops)
-            )
+            samples[name].append(await contenders[name](sizes.round_seconds, sizes.min_ops))
     return {name: statistics.median(values) for name, values in samples.items()}
 
 

@@ -41,6 +41,12 @@ Targets (full mode):
   ``get_items(limit=20)`` >= 1x ``SQLAlchemySession``; round trips per call
   <= 2 for a conversation page, a message page, ``alist`` at any limit, and 1
   for ``aput_writes``; event-loop stalls of large units <= 10 ms.
+* Node agents' ``context.store`` (tests/bench_node.py, for information; left
+  out, and said so, without ``node`` and tests/node/project's npm packages):
+  ``appendMessage`` and ``getMessages({limit: 50})`` through the Node client
+  against the same calls in Python and a raw ``better-sqlite3`` loop, and the
+  LangGraph.js checkpointer's ``put``, ``getTuple`` and ``list`` against
+  ``SqliteSaver`` (both WAL, synchronous=NORMAL, as shipped).
 * SQLite, PostgreSQL and S3 side by side (append, newest-50 read, list by
   user, for information), and S3 requests per call: typically at most 4 for
   an append to an existing conversation; every ``STALE_INDEX_BATCH``-th (16th)
@@ -69,6 +75,7 @@ from pathlib import Path
 import bench_backends
 import bench_langgraph
 import bench_langgraph_store
+import bench_node
 import bench_openai
 import bench_postgres
 import bench_sqlite
@@ -382,7 +389,7 @@ def environment(workdir: Path) -> list[str]:
     ]
 
 
-async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
+async def run_all(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
     rows = await bench_append(workdir, sizes)
     rows += await bench_growth_and_read(workdir, sizes)
     rows += await bench_list(workdir, sizes)
@@ -390,6 +397,10 @@ async def run_all(workdir: Path, sizes: Sizes) -> list[Row]:
     rows += await bench_sqlite.run(workdir, sizes)
     rows += await bench_langgraph.run(workdir, sizes)
     rows += await bench_langgraph_store.run(workdir, sizes)
+    if (no_node := bench_node.missing()) is None:
+        rows += await bench_node.run(workdir, sizes, notes)
+    else:
+        say(f"node rows (context.store, langgraphCheckpointer vs SqliteSaver) left out: {no_node}")
     rows += await bench_backends.run(workdir, sizes)
     if (missing := bench_postgres.missing_peers()) is None:
         rows += await bench_postgres.run(workdir, sizes)
@@ -407,8 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="makers-bench-", dir=args.dir) as tmp:
         workdir = Path(tmp)
-        rows = asyncio.run(run_all(workdir, sizes))
-        lines = environment(workdir)
+        notes: list[str] = []  # what the Node rows ran on, known once they ran
+        rows = asyncio.run(run_all(workdir, sizes, notes))
+        lines = environment(workdir) + notes
     lines += ["", *table(rows, args.quick), ""]
     missed = [row for row in rows if row.passed is False]
     elapsed = time.perf_counter() - started

@@ -7,9 +7,12 @@ quick sizes are too small to mean anything); the full run enforces them.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.node.harness import PROJECT, npm_ci
 
 SCRIPT = Path(__file__).with_name("benchmark.py")
 # (operation, baseline) of each table row, in order, at the --quick sizes.
@@ -22,14 +25,27 @@ ROWS = [
     ("list_conversations(user_id, 20) of 400", "same call among 60"),
     ("list_conversations(20) of 400", "same call among 60"),
 ]
+# The Node rows (tests/bench_node.py), in order, wherever they stand in the table.
+NODE_ROWS = [
+    ("Node appendMessage", "Python append_message"),
+    ("Node appendMessage", "raw better-sqlite3 insert (Node)"),
+    ("Node getMessages({limit: 50}) of 120", "Python get_messages(limit=50)"),
+    ("Node getMessages({limit: 50}) of 120", "raw better-sqlite3 select 50 (Node)"),
+    ("Node langgraphCheckpointer.put", "SqliteSaver.put"),
+    ("Node langgraphCheckpointer.getTuple", "SqliteSaver.getTuple (latest)"),
+    ("Node langgraphCheckpointer.list(10 of 50)", "SqliteSaver.list"),
+]
 
 
 def test_quick_benchmark_prints_the_table(tmp_path: Path) -> None:
+    node = shutil.which("node") is not None
+    if node:
+        npm_ci(PROJECT)  # the Node rows' npm packages, as tests/node installs them
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--quick", "--dir", str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,  # the Node rows start two Node processes and a LangGraph import
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -42,7 +58,11 @@ def test_quick_benchmark_prints_the_table(tmp_path: Path) -> None:
     start = lines.index(header) + 2  # past the header and its rule
     rows = [re.split(r"\s{2,}", line.strip()) for line in lines[start : start + len(ROWS)]]
     assert [(row[0], row[2]) for row in rows] == ROWS, out
-    for row in rows:
+    node_rows = [re.split(r"\s{2,}", line) for line in lines[start:] if line.startswith("Node ")]
+    assert [(row[0], row[2]) for row in node_rows] == (NODE_ROWS if node else []), out
+    if node:
+        assert re.search(r"SqliteSaver WAL, synchronous=NORMAL", out), out
+    for row in rows + node_rows:
         assert len(row) == 7, row
         ours, baseline, ratio = (float(row[i].replace(",", "")) for i in (1, 3, 4))
         assert ours > 0 and baseline > 0, row

@@ -1,0 +1,279 @@
+"""Node agents' ``context.store`` against Python and against Node's own SQLite (issue 21).
+
+A Node agent's store calls go over the store RPC (a Unix socket, one JSON
+line each way) to the one Python store, as under ``makers-store serve``. Here
+a store on a SQLite file is served by the store RPC server on this process's
+event loop, and a Node process (``tests/node/project/bench_node.mjs``) calls
+it. The Node contenders time their own rounds, in Node; this process alternates
+them with its own (see ``bench_harness.compare_rounds``), serving the RPC while
+a Node round runs.
+
+* ``appendMessage`` and ``getMessages({limit: 50})`` (the default order, the
+  oldest 50, of a conversation of ``long_conversation`` messages) through the
+  Node client, against the same calls on the Python API of the same store, and
+  against a raw ``better-sqlite3`` loop in Node: one INSERT per message in its
+  own transaction, and one prepared SELECT of 50 rows turned into message
+  objects, on the table and settings of the Python raw floor (WAL,
+  synchronous=NORMAL).
+* The LangGraph.js checkpointer (``context.store.langgraphCheckpointer``)
+  against ``@langchain/langgraph-checkpoint-sqlite``'s ``SqliteSaver``, both in
+  the one Node process on SQLite files, with the checkpoints of
+  tests/bench_langgraph.py: ``put`` of the next checkpoint of a thread,
+  ``getTuple`` of the latest of 50 checkpoints with two pending writes, and
+  ``list`` of 10 of them. Both run as shipped, at equal durability: ours at
+  its default (WAL, synchronous=NORMAL); SqliteSaver sets WAL and leaves
+  ``synchronous`` to SQLite, which better-sqlite3 builds with
+  ``SQLITE_DEFAULT_WAL_SYNCHRONOUS=1``, so NORMAL as well. Both settings are
+  read back from the connections and printed.
+
+For information (no targets): the Node client's cost is the Python call plus
+the RPC; tests/bench_node_profile.py shows where a call's time goes. Needs
+``node`` and the npm packages of tests/node/project (``npm ci`` there); left
+out, and said so, without them. Run alone with
+``python tests/bench_node.py [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from bench_harness import (
+    FULL,
+    QUICK,
+    Round,
+    Row,
+    Sizes,
+    compare_rounds,
+    populate,
+    rounds_of,
+    say,
+    sqlite_url,
+    table,
+)
+from bench_openai import TEXT
+from bench_sqlite import our_settings
+
+import makers_store
+from makers_store.emulator.runtime.store_rpc import Handler, StoreRpcServer, start_store_rpc
+
+PROJECT = Path(__file__).resolve().parent / "node" / "project"
+DRIVER = PROJECT / "bench_node.mjs"
+NPM_PACKAGES = ("better-sqlite3", "@langchain/langgraph-checkpoint-sqlite", "@langchain/core")
+HISTORY = 50  # checkpoints in the thread getTuple and list read
+LIST_LIMIT = 10
+READ_CONVERSATION = "node-read"
+
+
+def missing() -> str | None:
+    """What keeps this area from running (node, the npm packages), or None."""
+    if shutil.which("node") is None:
+        return "node is not on PATH"
+    for package in NPM_PACKAGES:
+        if not (PROJECT / "node_modules" / package / "package.json").exists():
+            return f"{package} is not installed: (cd tests/node/project && npm ci)"
+    return None
+
+
+class NodeDriver:
+    """The Node process of bench_node.mjs, one command at a time."""
+
+    def __init__(self, socket: str, workdir: Path) -> None:
+        self.socket = socket
+        self.workdir = workdir
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def __aenter__(self) -> NodeDriver:
+        node = shutil.which("node")
+        assert node is not None  # missing() was asked first
+        self.process = await asyncio.create_subprocess_exec(
+            node,
+            "--expose-gc",
+            str(DRIVER),
+            self.socket,
+            str(self.workdir),
+            cwd=PROJECT,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        process = self.process
+        assert process is not None and process.stdin is not None
+        process.stdin.close()  # the driver ends when its input does
+        try:
+            await asyncio.wait_for(process.wait(), timeout=30)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+    async def ask(self, **command: Any) -> dict[str, Any]:
+        process = self.process
+        assert process is not None and process.stdin is not None and process.stdout is not None
+        process.stdin.write(json.dumps(command).encode() + b"\n")
+        await process.stdin.drain()
+        line = await process.stdout.readline()
+        if not line:
+            raise RuntimeError(f"bench_node.mjs exited (code {await process.wait()})")
+        reply: dict[str, Any] = json.loads(line)
+        if "error" in reply:
+            raise RuntimeError(f"bench_node.mjs, {command}: {reply['error']}")
+        return reply
+
+    def round(self, name: str) -> Round:
+        async def one_round(seconds: float, min_ops: int) -> float:
+            reply = await self.ask(cmd="round", name=name, seconds=seconds, minOps=min_ops)
+            return float(reply["opsPerSecond"])
+
+        return one_round
+
+
+async def serve(
+    store: makers_store.ContextStore, extra: Mapping[str, Handler] | None = None
+) -> tuple[StoreRpcServer, str, str]:
+    """The store RPC on a short socket path (Unix socket paths are short)."""
+    folder = tempfile.mkdtemp(prefix="msbench")
+    path = f"{folder}/store.sock"
+    return await start_store_rpc(store, path, extra=extra), path, folder
+
+
+async def bench_messages(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
+    n = sizes.long_conversation
+    say(f"node: appendMessage and getMessages(50) of {n:,}: Node client vs Python vs raw")
+    store = makers_store.open_store(sqlite_url(workdir / "node-messages.db"))
+    server, socket, folder = await serve(store)
+    bound = store.bind("bench-python", run_id="run-bench")  # as serve binds ctx.store
+    calls = 0
+
+    async def python_append() -> None:
+        nonlocal calls
+        cid = f"python-append-{calls // 2_000}"  # below the quota, as the Node side
+        calls += 1
+        await bound.append_message(cid, "user", TEXT)
+
+    async def python_read() -> None:
+        assert len(await bound.get_messages(READ_CONVERSATION, limit=50)) == 50
+
+    try:
+        await populate(
+            f"ours, conversation {READ_CONVERSATION!r} to {n:,}",
+            n,
+            lambda i: store.append_message(READ_CONVERSATION, "user", TEXT),
+        )
+        async with NodeDriver(socket, workdir) as node:
+            versions = await node.ask(cmd="settings")
+            raw = await node.ask(
+                cmd="setup",
+                what="messages",
+                text=TEXT,
+                readConversation=READ_CONVERSATION,
+                readMessages=n,
+            )
+            notes.append(
+                f"Node {versions['node']}, better-sqlite3 {versions['betterSqlite3']} "
+                f"(SQLite {versions['sqlite']}), @langchain/langgraph-checkpoint-sqlite "
+                f"{versions['sqliteSaver']}"
+            )
+            notes.append(
+                f"Node rows: ours {our_settings(store)} (served over the store RPC); "
+                f"raw better-sqlite3 {raw['raw']}"
+            )
+            appends = await compare_rounds(
+                {
+                    "node": node.round("append.node"),
+                    "python": rounds_of(python_append),
+                    "raw": node.round("append.raw"),
+                },
+                sizes,
+            )
+            reads = await compare_rounds(
+                {
+                    "node": node.round("read.node"),
+                    "python": rounds_of(python_read),
+                    "raw": node.round("read.raw"),
+                },
+                sizes,
+            )
+    finally:
+        await server.close()
+        await store.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    read = f"Node getMessages({{limit: 50}}) of {n:,}"
+    return [
+        Row("Node appendMessage", appends["node"], "Python append_message", appends["python"],
+            None, "info"),
+        Row("Node appendMessage", appends["node"], "raw better-sqlite3 insert (Node)",
+            appends["raw"], None, "info"),
+        Row(read, reads["node"], "Python get_messages(limit=50)", reads["python"], None, "info"),
+        Row(read, reads["node"], "raw better-sqlite3 select 50 (Node)", reads["raw"],
+            None, "info"),
+    ]  # fmt: skip
+
+
+async def bench_checkpointer(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
+    say("node: langgraphCheckpointer vs SqliteSaver (put, getTuple, list)")
+    store = makers_store.open_store(sqlite_url(workdir / "node-checkpoints.db"))
+    server, socket, folder = await serve(store)
+    try:
+        async with NodeDriver(socket, workdir) as node:
+            peer = await node.ask(cmd="setup", what="checkpoints", history=HISTORY)
+            notes.append(
+                f"Node checkpointer rows: ours {our_settings(store)}; SqliteSaver {peer['peer']} "
+                "(as shipped)"
+            )
+            found = {
+                op: await compare_rounds(
+                    {name: node.round(f"{op}.{name}") for name in ("ours", "peer")}, sizes
+                )
+                for op in ("put", "get", "list")
+            }
+    finally:
+        await server.close()
+        await store.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return [
+        Row("Node langgraphCheckpointer.put", found["put"]["ours"], "SqliteSaver.put",
+            found["put"]["peer"], None, "info"),
+        Row("Node langgraphCheckpointer.getTuple", found["get"]["ours"],
+            "SqliteSaver.getTuple (latest)", found["get"]["peer"], None, "info"),
+        Row(f"Node langgraphCheckpointer.list({LIST_LIMIT} of {HISTORY})", found["list"]["ours"],
+            "SqliteSaver.list", found["list"]["peer"], None, "info"),
+    ]  # fmt: skip
+
+
+async def run(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
+    """The Node rows; ``notes`` gets the versions and SQLite settings behind them."""
+    rows = await bench_messages(workdir, sizes, notes)
+    rows += await bench_checkpointer(workdir, sizes, notes)
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes")
+    quick = parser.parse_args().quick
+    if (reason := missing()) is not None:
+        raise SystemExit(reason)
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = asyncio.run(run(Path(tmp), QUICK if quick else FULL, notes))
+    print("\n".join([*notes, "", *table(rows, quick)]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
