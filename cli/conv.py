@@ -7,15 +7,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .context import open_session
-from .errors import CliError, NotFound, UsageProblem
+from .errors import NotFound, UsageProblem
 from .options import (
     PAGE,
     After,
     All,
     Before,
     ConversationId,
+    DryRun,
     JsonOutput,
     Order,
+    Plan,
     UserFilter,
     Yes,
     api_arguments_as_flags,
@@ -233,20 +235,26 @@ def delete_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
     yes: Yes = False,
+    dry_run: DryRun = False,
 ) -> None:
     """Delete a conversation with its messages, state and index entries (asks first)."""
+    from .text import counted
+
     with open_session(ctx) as session:
         meta = session.store.get_conversation(conversation_id=conversation_id)
-        if meta is None and not session.state(conversation_id).items():
+        state = session.state(conversation_id).items()
+        if meta is None and not state:
             raise NotFound(f"conversation {conversation_id!r} not found")
         count = meta.message_count if meta is not None else 0
-        if not yes and not confirmed(
-            f"Delete conversation {conversation_id!r} and its {count} message(s)? "
-            "This cannot be undone"
-        ):
-            raise CliError(
-                f"conversation {conversation_id!r} not deleted (--yes skips the question)"
-            )
+        confirmed(
+            Plan(
+                f"delete conversation {conversation_id!r} with {counted(count, 'message')} "
+                f"and {counted(len(state), 'state entry', 'state entries')}",
+                counts={"conversations": 1, "messages": count, "state_entries": len(state)},
+            ),
+            yes=yes,
+            dry_run=dry_run,
+        )
         session.store.delete_conversation(conversation_id=conversation_id)
     from .render import stderr
 
@@ -260,18 +268,25 @@ def delete_command(
         "makers-store conv clear c_42 --yes",
     ),
 )
-def clear_command(ctx: typer.Context, conversation_id: ConversationId, yes: Yes = False) -> None:
+def clear_command(
+    ctx: typer.Context, conversation_id: ConversationId, yes: Yes = False, dry_run: DryRun = False
+) -> None:
     """Delete every message of a conversation; keep it, its metadata and state (asks first)."""
+    from .text import counted
+
     with open_session(ctx) as session:
         meta = _require(session.store, conversation_id)
-        if not yes and not confirmed(
-            f"Delete the {meta.message_count} message(s) of conversation {conversation_id!r}? "
-            "This cannot be undone"
-        ):
-            raise CliError(
-                f"conversation {conversation_id!r} not cleared (--yes skips the question)"
-            )
+        messages = counted(meta.message_count, "message")
+        confirmed(
+            Plan(
+                f"delete the {messages} of conversation {conversation_id!r}",
+                destructive=meta.message_count > 0,
+                counts={"messages": meta.message_count},
+            ),
+            yes=yes,
+            dry_run=dry_run,
+        )
         session.store.clear_messages(conversation_id=conversation_id)
     from .render import stderr
 
-    stderr().print(f"cleared {meta.message_count} message(s) from {conversation_id!r}")
+    stderr().print(f"deleted {messages} of conversation {conversation_id!r}")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .options import JsonOutput
+from .options import DryRun, JsonOutput, Yes
 
 if TYPE_CHECKING:
     from makers_store import CopyReport
@@ -29,6 +29,8 @@ def copy_command(
             "--prune", help="Delete conversations and blobs that exist only in the destination."
         ),
     ] = False,
+    yes: Yes = False,
+    dry_run: DryRun = False,
     as_json: JsonOutput = False,
 ) -> None:
     """Copy every conversation (messages, state, framework data) and every
@@ -38,26 +40,41 @@ def copy_command(
     Each conversation in DST_URL is replaced at once: while the copy runs,
     fails or is interrupted it reads as it was or as in SRC_URL. Idempotent:
     conversations and blobs already equal are not written again, so an
-    interrupted copy is finished by running it again. Copy a store that
-    nobody is writing to.
+    interrupted copy is finished by running it again. When the copy would
+    replace a conversation that differs in DST_URL, or delete one (--prune),
+    it says so and asks first (--yes goes ahead; --dry-run shows the plan).
+    Copy a store that nobody is writing to.
     """
-    from contextlib import closing
+    from contextlib import ExitStack, closing
 
     from makers_store import Portal
 
     from .context import Session
-    from .errors import UsageProblem
+    from .errors import StoreNotFound, UsageProblem
+    from .options import confirmed
+    from .plans import copy_plan
     from .render import emit_json, progress, stderr
 
     if source == destination:
         raise UsageProblem("SRC_URL and DST_URL name the same store")
     portal = Portal()  # one event loop for both stores: the copy uses them together
     try:
-        with closing(Session(source, portal=portal)) as src:
-            with closing(Session(destination, create=True, portal=portal)) as dst:
-                total = src.store.admin.count_units()
-                with progress("copying", total) as bar:
-                    report = src.store.admin.copy_to(dst.store, prune=prune, progress=bar.advance)
+        with ExitStack() as stack:
+            src = stack.enter_context(closing(Session(source, portal=portal)))
+            try:
+                # a dry run creates nothing: a destination not made yet is empty
+                dst: Session | None = stack.enter_context(
+                    closing(Session(destination, create=not dry_run, portal=portal))
+                )
+            except StoreNotFound:
+                dst = None
+            if dry_run or not yes:
+                plan = copy_plan(src.store, None if dst is None else dst.store, prune=prune)
+                confirmed(plan, yes=yes, dry_run=dry_run, as_json=as_json)
+            assert dst is not None
+            total = src.store.admin.count_units()
+            with progress("copying", total) as bar:
+                report = src.store.admin.copy_to(dst.store, prune=prune, progress=bar.advance)
     finally:
         portal.stop()
     if as_json:

@@ -17,8 +17,10 @@ from .options import (
     All,
     Before,
     ConversationId,
+    DryRun,
     JsonOutput,
     Order,
+    Plan,
     Role,
     Yes,
     api_arguments_as_flags,
@@ -304,25 +306,29 @@ def update_command(
     ),
 )
 def delete_command(
-    ctx: typer.Context, conversation_id: ConversationId, message_id: MessageId, yes: Yes = False
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    message_id: MessageId,
+    yes: Yes = False,
+    dry_run: DryRun = False,
 ) -> None:
     """Delete one message (asks first)."""
-    from .errors import CliError
-
     with open_session(ctx) as session, _known(conversation_id, message_id):
-        if not yes:
-            shown = session.store.get_message(conversation_id, message_id)
-            if shown is None:
-                raise _unknown(conversation_id, message_id)
-            if not confirmed(
-                f"Delete message {message_id} ({shown.role}) of conversation "
-                f"{conversation_id!r}? This cannot be undone"
-            ):
-                raise CliError(f"message {message_id} not deleted (--yes skips the question)")
+        shown = session.store.get_message(conversation_id, message_id)
+        if shown is None:
+            raise _unknown(conversation_id, message_id)
+        confirmed(
+            Plan(
+                f"delete message {message_id!r} ({shown.role}) of conversation {conversation_id!r}",
+                counts={"messages": 1},
+            ),
+            yes=yes,
+            dry_run=dry_run,
+        )
         session.store.delete_message(conversation_id=conversation_id, message_id=message_id)
     from .render import stderr
 
-    stderr().print(f"deleted {message_id}")
+    stderr().print(f"deleted message {message_id!r} of conversation {conversation_id!r}")
 
 
 @app.command(

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -77,7 +78,12 @@ Before = Annotated[
     typer.Option("--before", metavar="CURSOR", help="End before this cursor (in listing order)."),
 ]
 All = Annotated[bool, typer.Option("--all", "-a", help="Every page, not only the first.")]
-Yes = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+Yes = Annotated[
+    bool, typer.Option("--yes", "-y", help="Go ahead without asking (needed without a terminal).")
+]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Print what would be deleted or replaced; change nothing.")
+]
 #: Where a local server (``serve``, ``studio``) listens; each command sets its default port.
 ListenHost = Annotated[
     str,
@@ -239,17 +245,64 @@ def api_arguments_as_flags(*names: str) -> Iterator[None]:
         raise
 
 
-def confirmed(question: str) -> bool:
-    """Ask on stderr, read the answer from stdin; no answer (EOF) is no.
-    (typer.confirm echoes its input prompt, a space, to stdout.)"""
+@dataclass
+class Plan:
+    """What a command that deletes or replaces data is about to do.
+
+    ``action`` is one clause in the imperative (``delete conversation 'c1' and
+    its 3 messages``); ``destructive`` is whether it deletes or replaces
+    anything that exists (an import into an empty store does not, and goes
+    ahead without a question); ``details`` are the lines ``--dry-run`` prints
+    after it (ids, one per line); ``counts`` what ``--dry-run --json`` prints.
+    """
+
+    action: str
+    destructive: bool = True
+    details: list[str] = field(default_factory=list)
+    counts: dict[str, Any] = field(default_factory=dict)
+
+
+def confirmed(plan: Plan, *, yes: bool, dry_run: bool, as_json: bool = False) -> None:
+    """The one gate before a command deletes or replaces existing data.
+
+    ``--dry-run`` prints the plan on stdout and ends the command (exit code 0,
+    nothing changed). A plan that destroys nothing goes ahead. ``--yes`` goes
+    ahead. Otherwise the question is asked on the terminal (on stderr, the
+    answer read from stdin; no answer is no); without a terminal to ask on
+    (a script, a pipe, stdin holding data) the command is refused, exit code 1,
+    nothing changed: a script says --yes when it means it.
+    """
+    from .errors import CliError
     from .text import printable
 
-    sys.stderr.write(f"{printable(question)} [y/N]: ")
+    if dry_run:
+        if as_json:
+            from .render import emit_json
+
+            emit_json({"dry_run": True, "action": plan.action, **plan.counts})
+        else:
+            from .render import stdout
+
+            screen = stdout()
+            screen.print(f"would {plan.action}")
+            for line in plan.details:
+                screen.print(line)
+        raise typer.Exit(0)
+    if yes or not plan.destructive:
+        return
+    refused = f"did not {plan.action}"
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise CliError(
+            f"{refused}: no terminal to ask on (--yes goes ahead, --dry-run shows the plan)"
+        )
+    sys.stderr.write(f"{printable(plan.action[:1].upper() + plan.action[1:])}? "
+                     "This cannot be undone [y/N]: ")  # fmt: skip
     sys.stderr.flush()
     answer = sys.stdin.readline()
     if not answer.endswith("\n"):
         sys.stderr.write("\n")
-    return answer.strip().lower() in ("y", "yes")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError(f"{refused} (--yes skips the question)")
 
 
 def check_cursor_flags(after: str | None, before: str | None) -> None:

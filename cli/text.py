@@ -38,6 +38,7 @@ def printable_line(text: str) -> str:
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
-def counted(count: int, noun: str) -> str:
-    """``1 conversation``, ``2 conversations`` (nouns that take an ``s``)."""
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``1 conversation``, ``6,000 conversations``: every count a person reads
+    (``plural`` for nouns that do not just take an ``s``: ``state entries``)."""
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {plural or noun + 's'}"

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from .context import open_session
-from .options import JsonOutput, UserFilter
+from .options import DryRun, JsonOutput, UserFilter, Yes
 
 
 @contextmanager
@@ -83,6 +83,7 @@ def export_command(
     """Write conversations, messages, metadata and state as JSON lines."""
     from .errors import Interrupted
     from .render import progress, stderr
+    from .text import counted
 
     done = 0
     total = 0
@@ -105,12 +106,13 @@ def export_command(
         # _destination removed the temporary file: FILE is as it was.
         left = f"{output} was not written" if output is not None else "the output is incomplete"
         raise Interrupted(
-            f"export interrupted after {done} of {total} conversations; {left}"
+            f"export interrupted after {done:,} of {total:,} conversations; {left}"
         ) from None
     where = f" to {output}" if output is not None else ""
     stderr().print(
-        f"exported {counts.conversations} conversations, {counts.messages} messages, "
-        f"{counts.state_entries} state entries{where}",
+        f"exported {counted(counts.conversations, 'conversation')}, "
+        f"{counted(counts.messages, 'message')}, "
+        f"{counted(counts.state_entries, 'state entry', 'state entries')}{where}",
     )
 
 
@@ -130,6 +132,32 @@ def _readable(file: Path) -> Iterator[Path]:
         yield copy
 
 
+def _label(file: Path) -> str:
+    return "standard input" if str(file) == "-" else str(file)
+
+
+def _dry_run_import(ctx: typer.Context, path: Path, label: str, *, as_json: bool) -> None:
+    """Check the file as the import would (a bad line is named, exit code 2),
+    print what importing it would do and end the command. A store that does
+    not exist yet is not created: everything in the file would be new."""
+    from makers_store.importer import validate_jsonl
+
+    from .errors import StoreNotFound, UsageProblem
+    from .options import confirmed
+    from .plans import import_plan
+
+    with path.open("rb") as handle:
+        validate_jsonl(handle)
+    try:
+        with open_session(ctx) as session:
+            plan = import_plan(session.store, path, label)
+    except StoreNotFound:
+        plan = import_plan(None, path, label)
+    if plan is None:  # validated above, so not expected: said rather than assumed
+        raise UsageProblem(f"FILE {str(path)!r} does not read as an export")
+    confirmed(plan, yes=False, dry_run=True, as_json=as_json)
+
+
 def import_command(
     ctx: typer.Context,
     file: Annotated[
@@ -138,39 +166,61 @@ def import_command(
             metavar="FILE", help="A file written by export ('-' reads stdin).", show_default=False
         ),
     ],
+    yes: Yes = False,
+    dry_run: DryRun = False,
     as_json: JsonOutput = False,
 ) -> None:
-    """Read JSON lines written by export back into the store (idempotent)."""
+    """Read JSON lines written by export back into the store (idempotent).
+
+    Each conversation of the file replaces the one with its id; when that
+    replaces a conversation that differs in the store, the import says so and
+    asks first (--yes goes ahead; --dry-run shows what would change)."""
     from .errors import Interrupted, UsageProblem
+    from .options import confirmed
     from .render import emit_json, progress, stderr
+    from .text import counted
 
     done = conversations = 0
     with _readable(file) as path:
         if not path.is_file():
             raise UsageProblem(f"FILE {str(file)!r} is not a readable file")
+        if path.stat().st_size == 0:
+            where = "standard input" if str(file) == "-" else f"FILE {str(file)!r}"
+            raise UsageProblem(f"{where} is empty: nothing to import")
 
         def lines() -> Iterator[bytes]:
             with path.open("rb") as handle:
                 yield from handle
 
+        if dry_run:
+            _dry_run_import(ctx, path, _label(file), as_json=as_json)
         try:
-            with open_session(ctx, create=True) as session, progress("importing", None) as bar:
+            with open_session(ctx, create=True) as session:
+                if not yes:
+                    from .plans import import_plan
 
-                def advanced(line: int, of: int) -> None:
-                    # After Ctrl-C this stops the conversation being written,
-                    # whose unit then leaves it as it was.
-                    session.checkpoint()
-                    bar.update(line, of)
+                    plan = import_plan(session.store, path, _label(file))
+                    if plan is not None:  # None: a bad file, refused below with its line
+                        confirmed(plan, yes=yes, dry_run=False)
+                with progress("importing", None) as bar:
 
-                def replaced(count: int, of: int) -> None:
-                    nonlocal done, conversations
-                    done, conversations = count, of
+                    def advanced(line: int, of: int) -> None:
+                        # After Ctrl-C this stops the conversation being written,
+                        # whose unit then leaves it as it was.
+                        session.checkpoint()
+                        bar.update(line, of)
 
-                counts = session.store.admin.import_jsonl(
-                    lines, progress=advanced, on_conversation=replaced
-                )
+                    def replaced(count: int, of: int) -> None:
+                        nonlocal done, conversations
+                        done, conversations = count, of
+
+                    counts = session.store.admin.import_jsonl(
+                        lines, progress=advanced, on_conversation=replaced
+                    )
         except KeyboardInterrupt:
-            where = f"after {done} of {conversations} conversations" if conversations else "early"
+            where = (
+                f"after {done:,} of {conversations:,} conversations" if conversations else "early"
+            )
             raise Interrupted(
                 f"import interrupted {where}; each conversation of the file is either "
                 "imported or as it was; run the same import again to finish"
@@ -179,6 +229,7 @@ def import_command(
         emit_json(counts.to_dict())
         return
     stderr().print(
-        f"imported {counts.conversations} conversations, {counts.messages} messages, "
-        f"{counts.state_entries} state entries from {file}",
+        f"imported {counted(counts.conversations, 'conversation')}, "
+        f"{counted(counts.messages, 'message')}, "
+        f"{counted(counts.state_entries, 'state entry', 'state entries')} from {file}",
     )

@@ -19,8 +19,8 @@ _makers_store_options() {
         "") echo '--store --debug --version -V --install-completion --show-completion -h --help' ;;
         "info") echo '--json --store --debug -h --help' ;;
         "export") echo '--conversation -c --user -u --output -o --store --debug -h --help' ;;
-        "import") echo '--json --store --debug -h --help' ;;
-        "copy") echo '--prune --json --store --debug -h --help' ;;
+        "import") echo '--yes -y --dry-run --json --store --debug -h --help' ;;
+        "copy") echo '--prune --yes -y --dry-run --json --store --debug -h --help' ;;
         "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
@@ -28,14 +28,14 @@ _makers_store_options() {
         "conv list") echo '--user -u --limit -n --order --after --before --all -a --json --store --debug -h --help' ;;
         "conv show") echo '--json --store --debug -h --help' ;;
         "conv update") echo '--set --unset --json --store --debug -h --help' ;;
-        "conv delete") echo '--yes -y --store --debug -h --help' ;;
-        "conv clear") echo '--yes -y --store --debug -h --help' ;;
+        "conv delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
+        "conv clear") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "msg") echo '-h --help' ;;
         "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u --id --store --debug -h --help' ;;
         "msg list") echo '--limit -n --order --after --before --all -a --json --store --debug -h --help' ;;
         "msg show") echo '--json --store --debug -h --help' ;;
         "msg update") echo '--content -c --content-json --content-file --meta -m --clear-meta --json --store --debug -h --help' ;;
-        "msg delete") echo '--yes -y --store --debug -h --help' ;;
+        "msg delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "msg tail") echo '--lines -n --follow -f --interval --json --store --debug -h --help' ;;
         "state") echo '-h --help' ;;
         "state get") echo '--json --store --debug -h --help' ;;

@@ -135,3 +135,67 @@ def run_process(
         timeout=timeout,
         check=False,
     )
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` for a child the test interrupts: SIGINT back to its default.
+    A suite started in the background (``nohup``, ``cmd &`` in a script) runs
+    with SIGINT ignored, which children inherit; Python then installs no
+    KeyboardInterrupt handler and a Ctrl-C test would wait for nothing."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@dataclass
+class TerminalRun:
+    returncode: int
+    stdout: str
+    terminal: str  # what the command wrote on the terminal (stderr), with the echoed answer
+
+
+def run_on_terminal(
+    *args: str, answer: str | None, env: dict[str, str] | None = None, timeout: float = 60
+) -> TerminalRun:
+    """The CLI with stdin and stderr on a pseudo-terminal (a person at the
+    keyboard) and stdout on a pipe. When it asks ``[y/N]``, ``answer`` is
+    typed (None: Ctrl-D, no answer)."""
+    import pty
+    import select
+    import time
+
+    master, slave = pty.openpty()
+    environment = {**os.environ, "COLUMNS": "200", **(env or {})}
+    environment.pop("MAKERS_STORE_DEBUG", None)
+    process = subprocess.Popen(
+        [*console_script(), *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE,
+        env=environment,
+    )  # fmt: skip
+    os.close(slave)
+    seen = b""
+    answered = False
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if not answered and b"[y/N]: " in seen:
+                os.write(master, b"\x04" if answer is None else answer.encode())
+                answered = True
+            if not ready and process.poll() is not None:
+                break
+        out = process.communicate(timeout=max(deadline - time.monotonic(), 1))[0]
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    text = seen.decode("utf-8", "replace").replace("\r\n", "\n")
+    return TerminalRun(process.returncode, out.decode("utf-8", "replace"), text)

@@ -176,9 +176,9 @@ def test_conv_show_update_clear_delete(cli: Cli, lib: makers_store.SyncContextSt
     cleared = lib.get_conversation(conversation_id="c1")
     assert cleared is not None and cleared.message_count == 0
     assert cleared.metadata == {"title": "My chat", "n": 3}
-    declined = cli("conv", "delete", "c1", input="n\n")
+    declined = cli("conv", "delete", "c1", input="y\n")  # an answer without a terminal
     assert declined.exit_code == 1 and lib.get_conversation(conversation_id="c1") is not None
-    cli.ok("conv", "delete", "c1", input="y\n")
+    cli.ok("conv", "delete", "c1", "--yes")
     assert lib.get_conversation(conversation_id="c1") is None
     lib.append_message(conversation_id="c2", role="user", content="x")
     cli.ok("conv", "delete", "c2", "--yes")

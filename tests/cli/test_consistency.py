@@ -16,7 +16,7 @@ import typer.main
 
 import makers_store
 from makers_store.cli.main import app
-from tests.cli.conftest import Cli, console_script, run_process, snapshot
+from tests.cli.conftest import Cli, console_script, run_on_terminal, run_process, snapshot
 from tests.cli.test_docs_and_completions import command_paths
 
 
@@ -95,14 +95,17 @@ def test_destructive_commands_all_ask_and_declining_writes_nothing_to_stdout(
     mid = lib.append_message(conversation_id="c1", role="user", content="x")
     before = snapshot(url)
     for args in (("conv", "delete", "c1"), ("conv", "clear", "c1"), ("msg", "delete", "c1", mid)):
-        for answer in ("n\n", "", "maybe\n"):
-            run = run_process("--store", url, *args, input=answer)
-            assert run.returncode == 1, (args, run.stderr)
+        for answer in ("n\n", None, "maybe\n"):
+            run = run_on_terminal("--store", url, *args, answer=answer)
+            assert run.returncode == 1, (args, run.terminal)
             assert run.stdout == ""
-            assert "? This cannot be undone [y/N]: " in run.stderr
-            assert "(--yes skips the question)" in run.stderr
+            assert "? This cannot be undone [y/N]: " in run.terminal
+            assert "(--yes skips the question)" in run.terminal
+        piped = run_process("--store", url, *args, input="y\n")  # no terminal: no question
+        assert piped.returncode == 1 and piped.stdout == ""
+        assert "no terminal to ask on (--yes goes ahead" in piped.stderr
     assert snapshot(url) == before
-    run = run_process("--store", url, "msg", "delete", "c1", mid, input="y\n")
+    run = run_on_terminal("--store", url, "msg", "delete", "c1", mid, answer="y\n")
     assert run.returncode == 0 and run.stdout == ""
     assert lib.get_messages(conversation_id="c1") == []
 

@@ -32,7 +32,10 @@ def test_copy_reports_extra_blobs_and_prunes(cli: Cli, tmp_path: Path) -> None:
     assert run.exit_code == 0
     assert "1 conversation and 0 blobs exist only in the destination" in run.stderr
     assert "copied 1 conversation (1 written, 0 already equal)" in run.stderr
-    pruned = cli("copy", cli.url, target.url, "--prune")
+    refused = cli("copy", cli.url, target.url, "--prune")
+    assert refused.exit_code == 1 and "no terminal to ask on" in refused.stderr
+    assert "other" in target.ok("conv", "list")
+    pruned = cli("copy", cli.url, target.url, "--prune", "--yes")
     assert "deleted 1 conversation and 0 blobs only in the destination" in pruned.stderr
     assert "other" not in target.ok("conv", "list")
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from tests.cli.conftest import console_script, run_process
+from tests.cli.conftest import console_script, default_sigint, run_process
 
 CONVERSATIONS = 6000
 #: An import is quicker than an export (about 0.6 s for 6,000 conversations
@@ -43,6 +43,7 @@ def interrupt_when(args: list[str], ready: Callable[[], bool]) -> subprocess.Com
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=default_sigint,  # the SIGINT below must reach a handler
     )
     try:
         deadline = time.monotonic() + 60
@@ -71,12 +72,12 @@ def test_interrupted_export_says_how_far_it_got_and_leaves_no_file(tmp_path: Pat
     done = interrupt_when(["--store", url, "export", "-o", str(output)], writing)
     assert done.returncode == 130, done.stderr
     match = re.fullmatch(
-        rf"error: export interrupted after (\d+) of {CONVERSATIONS} conversations; "
+        rf"error: export interrupted after ([\d,]+) of {CONVERSATIONS:,} conversations; "
         rf"{re.escape(str(output))} was not written\n",
         done.stderr,
     )
     assert match, done.stderr
-    assert int(match.group(1)) < CONVERSATIONS
+    assert int(match.group(1).replace(",", "")) < CONVERSATIONS
     assert list(tmp_path.glob("dump*")) == [] and list(tmp_path.glob(".dump*")) == []
 
 
@@ -100,12 +101,12 @@ def test_interrupted_import_says_where_it_stopped_and_a_rerun_finishes(tmp_path:
     done = interrupt_when(["--store", target, "import", str(dump)], importing)
     assert done.returncode == 130, done.stderr
     match = re.fullmatch(
-        r"error: import interrupted after (\d+) of (\d+) conversations; each conversation "
+        r"error: import interrupted after ([\d,]+) of ([\d,]+) conversations; each conversation "
         r"of the file is either imported or as it was; run the same import again to finish\n",
         done.stderr,
     )
     assert match, done.stderr
-    imported, conversations = int(match.group(1)), int(match.group(2))
+    imported, conversations = (int(group.replace(",", "")) for group in match.groups())
     assert 1 <= imported < conversations
     with makers_store.open_sync_store(target) as store:  # exactly that many, each whole
         listed, cursor = [], None

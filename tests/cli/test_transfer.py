@@ -109,9 +109,11 @@ def test_import_is_idempotent_and_replaces_conversations(
         target.ok("msg", "append", "c1", "--role", "user", "--content", f"other {n}", "-u", "u_9")
     target.ok("state", "set", "c1", "stale", "1")
     target.ok("msg", "append", "keep", "--role", "user", "--content", "untouched")
-    target.ok("import", str(dump))
+    refused = target("import", str(dump))  # it would replace the diverging c1
+    assert refused.exit_code == 1 and "no terminal to ask on" in refused.stderr
+    target.ok("import", str(dump), "--yes")
     once = snapshot(target.url)
-    target.ok("import", str(dump))
+    target.ok("import", str(dump))  # equal now: nothing replaced, nothing asked
     assert snapshot(target.url) == once
     source_view = snapshot(url)
     assert once["conversations"]["c1"] == source_view["conversations"]["c1"]
