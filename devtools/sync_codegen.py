@@ -57,6 +57,7 @@ from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
 from .runner import UnitRunner
+from .search import MessageHit
 from .state_api import StateStore
 from .transfer import TransferCounts
 from .watch import SyncStoreWatch

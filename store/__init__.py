@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .models import ConversationMeta, ListConversationsResult, Message
     from .portal import Portal
     from .runner import UnitRunner
+    from .search import MessageHit
     from .state_api import StateStore
     from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
     from .transfer import TransferCounts
@@ -73,6 +74,7 @@ _SOURCES = {
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
     ".portal": ("Portal",),
     ".runner": ("UnitRunner",),
+    ".search": ("MessageHit",),
     ".state_api": ("StateStore",),
     ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
     ".transfer": ("TransferCounts",),
@@ -115,6 +117,7 @@ __all__ = [
     "MemoryQuotaExceededError",
     "MemoryValidationError",
     "Message",
+    "MessageHit",
     "MissingExtraError",
     "Portal",
     "PreconditionFailedError",

@@ -3,15 +3,17 @@
 What the ``makers-store`` commands that look at or repair a whole store do,
 as methods: counts, the users of a conversation, checking and rebuilding the
 recency indexes, export and import as JSON lines, copying to another store,
-and the raw blobs. Each walks the store in bounded batches of units of work
-(a store of any size costs bounded memory), run by the store's
+searching messages and conversations by their text, and the raw blobs. Each
+walks the store in bounded batches of units of work (a store of any size
+costs bounded memory), run by the store's
 :class:`~makers_store.runner.UnitRunner`. The blocking twin is
 ``SyncContextStore.admin`` (:class:`makers_store.sync_api.SyncStoreAdmin`),
 generated from this class; an async iterator's twin is an iterator.
 
 The work itself is in :mod:`makers_store.inventory` (walking and counting),
 :mod:`makers_store.index_repair`, :mod:`makers_store.transfer` (export),
-:mod:`makers_store.importer` and :mod:`makers_store.copying`.
+:mod:`makers_store.importer`, :mod:`makers_store.copying` and
+:mod:`makers_store.search` (which reads through the public API instead).
 """
 
 from __future__ import annotations
@@ -19,13 +21,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from . import copying, importer, index_repair, inventory, paging, transfer, validate
+from . import copying, importer, index_repair, inventory, paging, search, transfer, validate
 from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
 from .inventory import StoreCounts
+from .models import ConversationMeta
 from .runner import UnitRunner
+from .search import MessageHit
 from .transfer import TransferCounts
 
 if TYPE_CHECKING:
@@ -39,8 +43,9 @@ class StoreAdmin:
     """Maintenance over the whole store a :class:`~makers_store.ContextStore`
     opens (``store.admin``): the same on every view bound from it."""
 
-    def __init__(self, runner: UnitRunner) -> None:
+    def __init__(self, runner: UnitRunner, store: ContextStore | None = None) -> None:
         self._runner = runner
+        self._store = store  # the public API the searches read through
 
     # --- what the store holds ----------------------------------------------
 
@@ -149,6 +154,62 @@ class StoreAdmin:
         if target.blobs is self._runner.blobs:
             raise MemoryValidationError("destination is this store: copy_to needs another one")
         return await copying.copy_store(self._runner, target, prune=prune, progress=progress)
+
+    # --- search --------------------------------------------------------------
+
+    async def search_messages(
+        self,
+        text: str,
+        *,
+        conversation_ids: Sequence[str] | None = None,
+        user_id: str | None = None,
+        role: str | None = None,
+        since: int | None = None,
+        until: int | None = None,
+        limit: int | None = None,
+        on_conversation: Callable[[], None] | None = None,
+    ) -> AsyncIterator[MessageHit]:
+        """The messages whose text (a string content, the text parts of
+        structured content) contains ``text``, ignoring case, newest first:
+        in ``conversation_ids`` (else all, or ``user_id``'s), by ``role``,
+        created from ``since`` to ``until`` (ms, included), at most ``limit``;
+        each a :class:`~makers_store.search.MessageHit` with a snippet.
+        ``on_conversation()`` runs after each conversation searched. Memory
+        stays bounded: see :mod:`makers_store.search`."""
+        async for hit in search.search_messages(
+            self._public(),
+            text,
+            conversation_ids=conversation_ids,
+            user_id=user_id,
+            role=role,
+            since=since,
+            until=until,
+            limit=limit,
+            on_conversation=on_conversation,
+        ):
+            yield hit
+
+    async def find_conversations(
+        self,
+        text: str,
+        *,
+        user_id: str | None = None,
+        since: int | None = None,
+        until: int | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[ConversationMeta]:
+        """The conversations whose id or title contains ``text``, ignoring
+        case, newest first, last message from ``since`` to ``until`` (ms,
+        included), at most ``limit``."""
+        async for meta in search.find_conversations(
+            self._public(), text, user_id=user_id, since=since, until=until, limit=limit
+        ):
+            yield meta
+
+    def _public(self) -> ContextStore:
+        if self._store is None:
+            raise MemoryValidationError("search needs the store: use store.admin")
+        return self._store
 
     # --- raw blobs -----------------------------------------------------------
 

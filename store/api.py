@@ -83,10 +83,10 @@ class ContextStore(FrameworkMethods):
     @property
     def admin(self) -> StoreAdmin:
         """Maintenance over the whole store: counts, index check and rebuild,
-        export, import, copy, raw blobs (:class:`~makers_store.admin.StoreAdmin`)."""
+        export, import, copy, search, raw blobs (:class:`~makers_store.admin.StoreAdmin`)."""
         from .admin import StoreAdmin  # imported on use: the import and copy machinery
 
-        return StoreAdmin(self._runner)
+        return StoreAdmin(self._runner, self)
 
     @property
     def location(self) -> StoreLocation | None:

@@ -22,6 +22,7 @@ from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
 from .runner import UnitRunner
+from .search import MessageHit
 from .state_api import StateStore
 from .transfer import TransferCounts
 from .watch import SyncStoreWatch
@@ -354,6 +355,22 @@ blocking code both stores share one :class:`~makers_store.Portal`
 destination's writes run through its own runner: its clock, ids and
 retry policy hold there."""
         return self._portal.call(self._async.copy_to(destination.async_store, prune=prune, progress=progress))
+
+    def search_messages(self, text: str, *, conversation_ids: Sequence[str] | None=None, user_id: str | None=None, role: str | None=None, since: int | None=None, until: int | None=None, limit: int | None=None, on_conversation: Callable[[], None] | None=None) -> Generator[MessageHit, None, None]:
+        """The messages whose text (a string content, the text parts of
+structured content) contains ``text``, ignoring case, newest first:
+in ``conversation_ids`` (else all, or ``user_id``'s), by ``role``,
+created from ``since`` to ``until`` (ms, included), at most ``limit``;
+each a :class:`~makers_store.search.MessageHit` with a snippet.
+``on_conversation()`` runs after each conversation searched. Memory
+stays bounded: see :mod:`makers_store.search`."""
+        return self._portal.iterate(self._async.search_messages(text, conversation_ids=conversation_ids, user_id=user_id, role=role, since=since, until=until, limit=limit, on_conversation=on_conversation))
+
+    def find_conversations(self, text: str, *, user_id: str | None=None, since: int | None=None, until: int | None=None, limit: int | None=None) -> Generator[ConversationMeta, None, None]:
+        """The conversations whose id or title contains ``text``, ignoring
+case, newest first, last message from ``since`` to ``until`` (ms,
+included), at most ``limit``."""
+        return self._portal.iterate(self._async.find_conversations(text, user_id=user_id, since=since, until=until, limit=limit))
 
     def list_blobs(self, prefix: str='', *, start_after: str | None=None, limit: int | None=None) -> Generator[BlobInfo, None, None]:
         """The raw blobs under ``prefix`` in key order (key, size, etag,

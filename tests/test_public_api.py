@@ -41,6 +41,7 @@ EXPORTED = [
     "MemoryQuotaExceededError",
     "MemoryValidationError",
     "Message",
+    "MessageHit",
     "MissingExtraError",
     "Portal",
     "PreconditionFailedError",
