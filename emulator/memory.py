@@ -70,7 +70,7 @@ class MemoryMap:
             case Delete():
                 current = self.blobs.get(op.key)
                 if op.if_match is not None and (current is None or current.etag != op.if_match):
-                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
                 if current is None:
                     return False
                 self._store(op.key, None, undo)
@@ -94,9 +94,9 @@ class MemoryMap:
         if op.if_none_match and current is not None:
             if op.quiet:
                 return None
-            raise PreconditionFailedError(f"{op.key!r} already exists")
+            raise PreconditionFailedError(f"{op.key!r} already exists", key=op.key)
         if op.if_match is not None and (current is None or current.etag != op.if_match):
-            raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+            raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
         blob = Blob(
             op.key,
             f"m{next(self._etags)}",

@@ -1,6 +1,6 @@
 """The PostgreSQL backend (``postgresql://user:password@host:port/database``).
 
-Needs the ``postgres`` extra (psycopg 3 and psycopg_pool). One table of blobs
+Needs the ``postgres`` extra (psycopg 3). One table of blobs
 per store, keyed by the blob key in the "C" collation, so keys sort by code
 point and a prefix query is a range scan of the primary key.
 
@@ -11,9 +11,23 @@ URL query options (the rest of the query goes to libpq untouched, e.g.
     the PostgreSQL schema holding the store's tables (default ``public``);
     many stores can share one database, one schema each. Created on first use.
 ``pool_min`` / ``pool_max``
-    connections the pool keeps open / may open (default 1 / 10).
+    connections each event loop opens on first use / may have open at once
+    (default 1 / 10).
 ``pool_timeout``
     seconds a unit waits for a free connection before failing (default 30).
+
+Event loops and threads. A store object may be used from any event loop and
+any thread, one after another or at once. psycopg's async connections belong
+to the loop that made them (each carries an ``asyncio.Lock``), so each loop
+has a pool of its own (:class:`_LoopPool`, kept by :class:`.per_loop.PerLoop`),
+opened on its first unit and released when that loop shuts down or the store
+closes. A pool has no background task (psycopg_pool's maintenance workers,
+bound to one loop, swallowed the cancellation that ``asyncio.run`` sends at
+shutdown and hung it): a unit opens a connection itself when none is idle.
+A connection goes back to its pool only when its unit ended cleanly and it
+is idle outside a pipeline; after a cancellation, a driver error or anything
+unexpected it is closed, since its state (and psycopg's record of which
+statements the server has prepared) is unknown.
 
 Isolation. A write unit is one ``READ COMMITTED`` transaction in which every
 ``Get`` reads with ``FOR UPDATE``: the unit holds a row lock on each existing
@@ -51,7 +65,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-from collections.abc import AsyncIterator
+import threading
+import time
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -64,28 +79,67 @@ from makers_store.errors import (
     StoreError,
     missing_extra,
 )
+from makers_store.retry import waited_in_queue
 
 from . import postgres_migrations as migrations
+from .per_loop import PerLoop
 from .postgres_units import Statements, Unit
 from .postgres_watch import watch_notifications
 
 if TYPE_CHECKING:
-    from psycopg_pool import AsyncConnectionPool
+    from collections.abc import AsyncIterator
 
     from .postgres_units import Connection
 
 T = TypeVar("T")
 OPTIONS = ("schema", "pool_min", "pool_max", "pool_timeout")
 _RETRYABLE = ("40001", "40P01")  # serialization failure, deadlock detected
+#: invalid_sql_statement_name: the connection ran a statement psycopg believed
+#: prepared and the server did not have. The unit failed before its commit, so
+#: it runs again, on another connection (this one is discarded).
+_UNPREPARED = "26000"
 
 
 def _psycopg() -> Any:
     try:
         import psycopg
-        import psycopg_pool  # noqa: F401 - checked here so the error names the extra
     except ImportError:
         raise missing_extra("psycopg", "postgres") from None
     return psycopg
+
+
+def _close_now(conn: Connection) -> None:
+    """Close ``conn`` from any thread: psycopg's close never waits (it ends
+    the libpq connection), and no loop watches an idle connection's socket."""
+    conn.pgconn.finish()
+
+
+def _close_when_connected(connecting: asyncio.Future[Connection]) -> None:
+    """Close the connection a cancelled caller no longer waits for."""
+    if not connecting.cancelled() and connecting.exception() is None:
+        _close_now(connecting.result())
+
+
+class _LoopPool:
+    """One event loop's connections: those idle, and ``slots``, the
+    semaphore of ``pool_max`` a unit holds while it has a connection.
+    ``lock`` guards ``idle`` and ``closed``, which the store's close may
+    change from another thread."""
+
+    def __init__(self, size: int) -> None:
+        self.idle: list[Connection] = []
+        self.slots = asyncio.Semaphore(size)
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def close(self) -> None:
+        """Close the idle connections; a connection in use is closed when its
+        unit gives it back."""
+        with self.lock:
+            self.closed = True
+            idle, self.idle = self.idle, []
+        for conn in idle:
+            _close_now(conn)
 
 
 class PostgresBlobStore(BlobStore):
@@ -126,13 +180,14 @@ class PostgresBlobStore(BlobStore):
         )
         self.schema_version = 0
         self.sql = Statements(schema)
-        self._pool: AsyncConnectionPool[Connection] | None = None
-        self._opening = asyncio.Lock()
-        self._closed = False
+        self._migrated = False  # the schema is up to date (checked once per store object)
+        self._pools: PerLoop[_LoopPool] = PerLoop(
+            f"PostgreSQL store {self.location}", self._open_pool, _LoopPool.close
+        )
         self._etag_prefix = os.urandom(6).hex() + "-"
         self._etags = itertools.count(1)
         #: Waits for the server's answer (round trips), statements sent and
-        #: rows received since the store was opened (opening the pool and
+        #: rows received since the store was opened (opening connections and
         #: bringing the schema up to date are not counted).
         self.round_trips = 0
         self.statements = 0
@@ -141,60 +196,112 @@ class PostgresBlobStore(BlobStore):
     # --- errors and connections ------------------------------------------
 
     def _error(self, exc: BaseException) -> StoreError:
-        """The StoreError for a psycopg or pool error."""
+        """The StoreError for a psycopg error."""
         import psycopg
-        import psycopg_pool
 
         if isinstance(exc, psycopg.Error) and exc.sqlstate in _RETRYABLE:
             return PreconditionFailedError(f"PostgreSQL store {self.location}: {exc}")
-        if isinstance(exc, psycopg_pool.PoolClosed):
-            return BackendError(f"PostgreSQL store {self.location} is closed")
-        if isinstance(exc, psycopg_pool.PoolTimeout):
-            return BackendError(
-                f"PostgreSQL store {self.location}: no connection to {self.server} "
-                f"within {self.pool_timeout:g}s ({exc})"
+        if isinstance(exc, psycopg.Error) and exc.sqlstate == _UNPREPARED:
+            return PreconditionFailedError(
+                f"PostgreSQL store {self.location}: {exc} (the connection was discarded)"
             )
         if isinstance(exc, psycopg.OperationalError) and exc.sqlstate is None:
             return BackendError(f"cannot reach PostgreSQL at {self.server}: {exc}")
         return BackendError(f"PostgreSQL store {self.location}: {exc}")
 
-    async def _ready(self) -> AsyncConnectionPool[Connection]:
-        """The pool, opened on first use after bringing the schema up to date."""
-        if self._pool is not None:
-            return self._pool
-        async with self._opening:
-            if self._pool is None:
-                import psycopg
-                from psycopg_pool import AsyncConnectionPool
+    @property
+    def loops_with_connections(self) -> int:
+        """Event loops holding a pool now (tests check that they are released)."""
+        return self._pools.loops()
 
-                if self._closed:
-                    raise BackendError(f"PostgreSQL store {self.location} is closed")
-                try:
-                    conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
-                except psycopg.Error as exc:
-                    raise BackendError(
-                        f"cannot connect to PostgreSQL at {self.server}: {exc}"
-                    ) from exc
-                try:
-                    self.schema_version = await migrations.migrate(conn, self.schema)
-                except psycopg.Error as exc:
-                    raise self._error(exc) from exc
-                except migrations.NewerSchemaError as exc:
-                    raise BackendError(f"PostgreSQL store {self.location}: {exc}") from exc
-                finally:
-                    await conn.close()
-                pool: AsyncConnectionPool[Connection] = AsyncConnectionPool(
-                    self.conninfo,
-                    min_size=self.pool_min,
-                    max_size=self.pool_max,
-                    timeout=self.pool_timeout,
-                    kwargs={"autocommit": True},
-                    open=False,
-                    name=f"makers-store {self.location}",
-                )
-                await pool.open(wait=False)
-                self._pool = pool
-        return self._pool
+    async def _connect(self) -> Connection:
+        """A new connection; the store's first brings the schema up to date."""
+        import psycopg
+
+        # A task of its own, finished even if the caller is cancelled meanwhile:
+        # psycopg abandons a connect cancelled half-way, leaving the server
+        # connection open until the garbage collector finds it.
+        connecting = asyncio.ensure_future(
+            psycopg.AsyncConnection.connect(self.conninfo, autocommit=True)
+        )
+        try:
+            conn = await asyncio.shield(connecting)
+        except asyncio.CancelledError:
+            connecting.add_done_callback(_close_when_connected)
+            raise
+        except psycopg.Error as exc:
+            raise BackendError(f"cannot connect to PostgreSQL at {self.server}: {exc}") from exc
+        try:
+            if not self._migrated:  # several loops at once: migrate() locks, and is idempotent
+                self.schema_version = await migrations.migrate(conn, self.schema)
+                self._migrated = True
+        except BaseException as exc:
+            _close_now(conn)
+            if isinstance(exc, psycopg.Error):
+                raise self._error(exc) from exc
+            if isinstance(exc, migrations.NewerSchemaError):
+                raise BackendError(f"PostgreSQL store {self.location}: {exc}") from exc
+            raise
+        return conn
+
+    async def _open_pool(self) -> _LoopPool:
+        """The running loop's pool, with its first ``pool_min`` connections."""
+        pool = _LoopPool(self.pool_max)
+        first = [await self._connect()]  # alone: it may migrate the schema
+        try:
+            rest = [self._connect() for _ in range(self.pool_min - 1)]
+            first += await asyncio.gather(*rest)
+        except BaseException:
+            for conn in first:
+                _close_now(conn)
+            raise
+        pool.idle = first
+        return pool
+
+    async def _take(self, pool: _LoopPool) -> Connection:
+        """A connection of ``pool``: an idle one, or a new one. Time spent
+        waiting for a slot is queue time, which retry budgets do not count."""
+        if pool.slots.locked():
+            began = time.monotonic()
+            try:
+                async with asyncio.timeout(self.pool_timeout):
+                    await pool.slots.acquire()
+            except TimeoutError:
+                raise BackendError(
+                    f"PostgreSQL store {self.location}: no connection to {self.server} "
+                    f"within {self.pool_timeout:g}s (all {self.pool_max} of this event "
+                    "loop's are in use)"
+                ) from None
+            waited_in_queue(time.monotonic() - began)
+        else:
+            await pool.slots.acquire()  # free: returns without suspending
+        try:
+            with pool.lock:
+                conn = pool.idle.pop() if pool.idle else None
+            return conn if conn is not None else await self._connect()
+        except BaseException:
+            pool.slots.release()
+            raise
+
+    @staticmethod
+    def _give(pool: _LoopPool, conn: Connection, clean: bool) -> None:
+        """Return ``conn`` to ``pool`` if its unit ended ``clean`` and it is
+        idle outside a pipeline; otherwise close it."""
+        from psycopg.pq import PipelineStatus, TransactionStatus
+
+        clean = (
+            clean
+            and not conn.closed
+            and conn.info.transaction_status == TransactionStatus.IDLE
+            and conn.pgconn.pipeline_status == PipelineStatus.OFF
+        )
+        with pool.lock:
+            kept = clean and not pool.closed
+            if kept:
+                pool.idle.append(conn)
+        if not kept:
+            _close_now(conn)
+        pool.slots.release()
 
     # --- units -----------------------------------------------------------
 
@@ -202,18 +309,26 @@ class PostgresBlobStore(BlobStore):
         import psycopg
 
         try:
-            if self._closed:
-                raise BackendError(f"PostgreSQL store {self.location} is closed")
-            pool = await self._ready()
-            conn = await pool.getconn()  # a third of the cost of pool.connection()
+            pool = self._pools.current() or await self._pools.get()
+            conn = await self._take(pool)
+            clean = False
             try:
                 unit = Unit(self, conn, write)
                 if write:
-                    return await unit.run_write(program)
-                return await drive_async(program, unit.apply)
+                    result = await unit.run_write(program)
+                else:
+                    result = await drive_async(program, unit.apply)
+                clean = True
+                return result
+            except PreconditionFailedError:  # a condition of ours; the unit rolled back
+                clean = True
+                raise
+            except psycopg.Error as exc:  # a deadlock leaves a healthy connection; the rest may not
+                clean = exc.sqlstate in _RETRYABLE
+                raise
             finally:
-                await pool.putconn(conn)
-        except psycopg.Error as exc:  # the pool's errors included
+                self._give(pool, conn, clean)
+        except psycopg.Error as exc:
             raise self._error(exc) from exc
         finally:
             program.close()
@@ -227,11 +342,8 @@ class PostgresBlobStore(BlobStore):
         return f"{self._etag_prefix}{next(self._etags):x}"
 
     async def close(self) -> None:
-        self._closed = True
-        async with self._opening:
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+        """Release every event loop's connections, from any loop."""
+        await self._pools.aclose()
 
     def describe(self) -> dict[str, Any]:
         """Facts for ``makers-store info``, read over a short-lived connection."""

@@ -188,7 +188,7 @@ class Unit:
                 if op.if_match is None:
                     return bool(await self.query(sql.delete, (op.key,)))
                 if not await self.query(sql.delete_if, (op.key, op.if_match)):
-                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
                 return True
             case DeleteMany():
                 await self.send(sql.delete_many, (list(op.keys),))
@@ -213,13 +213,13 @@ class Unit:
         if op.if_match is not None:
             replace = (etag, size, now, op.data, op.key, op.if_match)
             if not await self.query(sql.replace, replace):
-                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
         elif op.if_none_match and op.quiet:  # kept if it exists; nobody waits to know
             await self.send(sql.create_quietly, (op.key, etag, size, now, op.data))
             return None
         elif op.if_none_match:
             if not await self.query(sql.create, (op.key, etag, size, now, op.data)):
-                raise PreconditionFailedError(f"{op.key!r} already exists")
+                raise PreconditionFailedError(f"{op.key!r} already exists", key=op.key)
         else:  # the result is known: in a pipeline, do not wait for the reply
             await self.send(sql.upsert, (op.key, etag, size, now, op.data))
         return BlobInfo(op.key, etag, size, now)

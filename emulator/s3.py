@@ -26,6 +26,17 @@ and botocore's event hooks count every HTTP request, retries included.
 obstore 0.12 was checked against the same server and rejected: its delete
 takes no precondition, its listing has no MaxKeys, and it offers no way to
 count requests.
+
+Event loops and threads. A store object may be used from any event loop and
+any thread. An aiobotocore client (its aiohttp session, the locks of its
+credentials) belongs to the loop that made it, so each loop has a client of
+its own (:class:`.per_loop.PerLoop`), made on the loop's first request and
+closed when that loop shuts down or the store closes. The clients share what
+is not bound to a loop: botocore's loaded service models (a client costs a
+few milliseconds, not the 100 ms of a fresh session) and the request
+counts. Each client sends at most ``max_connections`` requests at once; a
+request waiting for one of those slots reports the wait as queue time, which
+retry budgets do not count (:func:`makers_store.retry.waited_in_queue`).
 """
 
 from __future__ import annotations
@@ -49,8 +60,48 @@ from makers_store.blob_ops import (
 )
 from makers_store.errors import MemoryValidationError, StoreError, missing_extra
 
+from .per_loop import PerLoop
 from .s3_errors import translate
-from .s3_requests import S3Bucket
+from .s3_requests import RequestSlots, S3Bucket
+
+
+class _LoopClient:
+    """One event loop's client, and what closes it."""
+
+    __slots__ = ("bucket", "client", "stack")
+
+    def __init__(self, stack: contextlib.AsyncExitStack, client: Any, bucket: S3Bucket) -> None:
+        self.stack = stack
+        self.client = client
+        self.bucket = bucket
+
+    async def aclose(self) -> None:
+        await self.stack.aclose()
+
+    def abandon(self) -> None:
+        """Release the client of a loop that was closed without shutting it
+        down (a bare ``loop.close()``). asyncio cannot close a transport of a
+        closed loop (``close`` and ``abort`` schedule on it), and left to the
+        garbage collector each would warn ``unclosed transport``: so each
+        kept-alive connection's socket is closed here, and aiohttp's connector
+        marked closed (its own close does only that on a closed loop)."""
+        http = getattr(getattr(self.client, "_endpoint", None), "http_session", None)
+        sessions = getattr(http, "_sessions", None) or {}
+        for session in list(sessions.values()):
+            connector = getattr(session, "connector", None)
+            if connector is None:
+                continue
+            protocols = [p for held in getattr(connector, "_conns", {}).values() for p, _ in held]
+            protocols += list(getattr(connector, "_acquired", ()))
+            for protocol in protocols:
+                transport = getattr(protocol, "transport", None)
+                sock = getattr(transport, "_sock", None)
+                if sock is not None:
+                    sock.close()
+                    transport._sock = None  # type: ignore[union-attr]
+            close = getattr(connector, "_close", None)
+            if close is not None:
+                close()
 
 
 class S3BlobStore(StepwiseBlobStore):
@@ -82,59 +133,72 @@ class S3BlobStore(StepwiseBlobStore):
         self.max_connections = max_connections
         #: HTTP requests sent, by S3 operation name (retries included).
         self.requests: collections.Counter[str] = collections.Counter()
-        self._bucket: S3Bucket | None = None  # the open client's requests
-        self._stack: contextlib.AsyncExitStack | None = None
-        self._opening = asyncio.Lock()
+        self._clients: PerLoop[_LoopClient] = PerLoop(
+            f"S3 store s3://{bucket}/{self.prefix}",
+            self._connect,
+            _LoopClient.abandon,
+            _LoopClient.aclose,
+        )
+        #: botocore's loader of service models, shared by every loop's session
+        #: (it is plain data, read from disk once); None until the first client.
+        self._loader: Any = None
 
     # --- connection ----------------------------------------------------------
 
-    async def _connect(self) -> S3Bucket:
-        async with self._opening:
-            if self._bucket is not None:
-                return self._bucket
-            try:
-                from aiobotocore.config import AioConfig
-                from aiobotocore.session import get_session
-            except ImportError:
-                raise missing_extra("aiobotocore", "s3") from None
-            session = get_session()
-            if self.profile:
-                session.set_config_variable("profile", self.profile)
-            config = AioConfig(
-                retries={"mode": "standard", "total_max_attempts": self.max_attempts},
-                max_pool_connections=self.max_connections,
-                # Plain PUT bodies: the default CRC trailers (aws-chunked) are
-                # not understood by every S3-compatible service.
-                request_checksum_calculation="when_required",
-                response_checksum_validation="when_required",
-            )
-            if self.addressing_style:
-                style: Any = self.addressing_style
-                config = config.merge(AioConfig(s3={"addressing_style": style}))
-            stack = contextlib.AsyncExitStack()
-            try:
-                client = await stack.enter_async_context(
-                    session.create_client(
-                        "s3",
-                        endpoint_url=self.endpoint_url,
-                        region_name=self.region,
-                        config=config,
-                    )
+    @property
+    def loops_with_clients(self) -> int:
+        """Event loops holding a client now (tests check that they are released)."""
+        return self._clients.loops()
+
+    async def _connect(self) -> _LoopClient:
+        """The running loop's client (see :mod:`.per_loop`)."""
+        try:
+            from aiobotocore.config import AioConfig
+            from aiobotocore.session import get_session
+        except ImportError:
+            raise missing_extra("aiobotocore", "s3") from None
+        session = get_session()  # per loop: its credentials may hold an asyncio lock
+        if self._loader is not None:
+            session.register_component("data_loader", self._loader)
+        if self.profile:
+            session.set_config_variable("profile", self.profile)
+        config = AioConfig(
+            retries={"mode": "standard", "total_max_attempts": self.max_attempts},
+            max_pool_connections=self.max_connections,
+            # Plain PUT bodies: the default CRC trailers (aws-chunked) are
+            # not understood by every S3-compatible service.
+            request_checksum_calculation="when_required",
+            response_checksum_validation="when_required",
+        )
+        if self.addressing_style:
+            style: Any = self.addressing_style
+            config = config.merge(AioConfig(s3={"addressing_style": style}))
+        stack = contextlib.AsyncExitStack()
+        try:
+            client = await stack.enter_async_context(
+                session.create_client(
+                    "s3",
+                    endpoint_url=self.endpoint_url,
+                    region_name=self.region,
+                    config=config,
                 )
-            except Exception as exc:
-                await stack.aclose()
+            )
+        except BaseException as exc:
+            await stack.aclose()
+            if isinstance(exc, Exception):
                 raise self._translate(exc, "connect", "") from exc
-            client.meta.events.register("before-send.s3", self._count_request)
-            self._stack, self._bucket = stack, S3Bucket(client, self.bucket, self.prefix)
-            return self._bucket
+            raise
+        self._loader = session.get_component("data_loader")
+        client.meta.events.register("before-send.s3", self._count_request)
+        slots = RequestSlots(self.max_connections)
+        return _LoopClient(stack, client, S3Bucket(client, self.bucket, self.prefix, slots))
 
     def _count_request(self, event_name: str, **_: Any) -> None:
         self.requests[event_name.rsplit(".", 1)[-1]] += 1
 
     async def close(self) -> None:
-        stack, self._stack, self._bucket = self._stack, None, None
-        if stack is not None:
-            await stack.aclose()
+        """Close every event loop's client, from any loop."""
+        await self._clients.aclose()
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -149,8 +213,8 @@ class S3BlobStore(StepwiseBlobStore):
     # --- operations ----------------------------------------------------------
 
     async def execute(self, op: Op) -> object:
-        bucket = self._bucket or await self._connect()
         try:
+            bucket = (self._clients.current() or await self._clients.get()).bucket
             match op:
                 case Get():
                     return await bucket.get(op.key)

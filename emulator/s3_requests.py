@@ -24,6 +24,9 @@ without transactions:
   that ignores If-Match on DELETE altogether deletes unconditionally: the
   store's conditional deletes then lose their protection against a
   concurrent rewrite, and a delete of a missing key reports True.
+* At most ``max_connections`` requests are in flight per client
+  (:class:`RequestSlots`); time spent waiting for a slot is reported as
+  queue time (:func:`makers_store.retry.waited_in_queue`).
 * S3's ETag of a plain PutObject is the MD5 of the body, so writing equal
   bytes twice would give equal etags and let a stale compare-and-swap pass
   (ABA). Each object's body is therefore the value followed by a
@@ -41,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from makers_store.blob_ops import Blob, BlobInfo, Delete, DeleteMany, Entry, ListKeys, Put, Scan
 from makers_store.errors import BackendError, MemoryCorruptError, PreconditionFailedError
+from makers_store.retry import waited_in_queue
 
 from .s3_errors import code_and_status, is_client_error, precondition_failed
 
@@ -57,24 +61,51 @@ def _epoch_ms(value: Any) -> int:
     return int(value.timestamp() * 1000)
 
 
+class RequestSlots:
+    """``async with slots:`` around one request: at most ``size`` in flight
+    (the client's connection pool, so aiohttp never queues them itself),
+    and the wait for a slot is reported as queue time. One per client, so
+    per event loop."""
+
+    def __init__(self, size: int) -> None:
+        self._free = asyncio.Semaphore(size)
+
+    async def __aenter__(self) -> None:
+        if self._free.locked():
+            began = time.monotonic()
+            await self._free.acquire()
+            waited_in_queue(time.monotonic() - began)
+        else:
+            await self._free.acquire()  # free: returns without suspending
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._free.release()
+
+
 class S3Bucket:
     """The blob operations as S3 requests, on ``client``, for the keys of
-    bucket ``name`` under ``prefix`` (empty, or ending in ``/``)."""
+    bucket ``name`` under ``prefix`` (empty, or ending in ``/``), each
+    request in one of ``slots``."""
 
-    def __init__(self, client: S3Client, name: str, prefix: str) -> None:
+    def __init__(self, client: S3Client, name: str, prefix: str, slots: RequestSlots) -> None:
         self.client = client
         self.name = name
         self.prefix = prefix
+        self.slots = slots
 
     async def get(self, key: str) -> Blob | None:
-        try:
-            response = await self.client.get_object(Bucket=self.name, Key=self.prefix + key)
-        except Exception as exc:
-            if is_client_error(exc) and code_and_status(exc) in (("NoSuchKey", 404), ("", 404)):
-                return None
-            raise
-        async with response["Body"] as body:
-            raw = await body.read()
+        async with self.slots:  # the body is read on the request's connection
+            try:
+                response = await self.client.get_object(Bucket=self.name, Key=self.prefix + key)
+            except Exception as exc:
+                if is_client_error(exc) and code_and_status(exc) in (
+                    ("NoSuchKey", 404),
+                    ("", 404),
+                ):
+                    return None
+                raise
+            async with response["Body"] as body:
+                raw = await body.read()
         data = self._strip_nonce(key, raw)
         return Blob(key, response["ETag"], len(data), _epoch_ms(response["LastModified"]), data)
 
@@ -95,14 +126,17 @@ class S3Bucket:
             conditions["IfMatch"] = op.if_match
         body = bytes(op.data) + os.urandom(NONCE_SIZE)
         try:
-            response = await self.client.put_object(
-                Bucket=self.name, Key=self.prefix + op.key, Body=body, **conditions
-            )
+            async with self.slots:
+                response = await self.client.put_object(
+                    Bucket=self.name, Key=self.prefix + op.key, Body=body, **conditions
+                )
         except Exception as exc:
             if conditions and precondition_failed(exc, missing_fails=op.if_match is not None):
                 if op.quiet and op.if_none_match:
                     return None  # it exists: kept, as asked
-                raise PreconditionFailedError(f"{op.key!r} changed (put precondition)") from exc
+                raise PreconditionFailedError(
+                    f"{op.key!r} changed (put precondition)", key=op.key
+                ) from exc
             raise
         if op.quiet and op.if_none_match:
             return None
@@ -112,19 +146,24 @@ class S3Bucket:
         key = self.prefix + op.key
         if op.if_match is not None:
             try:
-                await self.client.delete_object(Bucket=self.name, Key=key, IfMatch=op.if_match)
+                async with self.slots:
+                    await self.client.delete_object(
+                        Bucket=self.name, Key=key, IfMatch=op.if_match
+                    )
             except Exception as exc:
                 if precondition_failed(exc, missing_fails=True):
                     raise PreconditionFailedError(
-                        f"{op.key!r} changed (delete precondition)"
+                        f"{op.key!r} changed (delete precondition)", key=op.key
                     ) from exc
                 raise
             return True
         if op.quiet:  # the caller ignores the answer: one plain request
-            await self.client.delete_object(Bucket=self.name, Key=key)
+            async with self.slots:
+                await self.client.delete_object(Bucket=self.name, Key=key)
             return True
         try:  # "delete if it exists": 404 tells us it did not
-            await self.client.delete_object(Bucket=self.name, Key=key, IfMatch="*")
+            async with self.slots:
+                await self.client.delete_object(Bucket=self.name, Key=key, IfMatch="*")
         except Exception as exc:
             if not is_client_error(exc):
                 raise
@@ -135,16 +174,18 @@ class S3Bucket:
                 raise
             # The server does not honour the wildcard (moto), or a concurrent
             # write raced this one: delete unconditionally.
-            await self.client.delete_object(Bucket=self.name, Key=key)
+            async with self.slots:
+                await self.client.delete_object(Bucket=self.name, Key=key)
         return True
 
     async def delete_many(self, op: DeleteMany) -> None:
         for start in range(0, len(op.keys), DELETE_OBJECTS_MAX):
             chunk = op.keys[start : start + DELETE_OBJECTS_MAX]
             objects: list[Any] = [{"Key": self.prefix + key} for key in chunk]
-            response = await self.client.delete_objects(
-                Bucket=self.name, Delete={"Objects": objects, "Quiet": True}
-            )
+            async with self.slots:
+                response = await self.client.delete_objects(
+                    Bucket=self.name, Delete={"Objects": objects, "Quiet": True}
+                )
             failed = response.get("Errors") or []
             if failed:  # per-key failures come back in a 200 response
                 first = failed[0]
@@ -166,9 +207,10 @@ class S3Bucket:
         while True:
             page = PAGE_SIZE if want is None else min(PAGE_SIZE, want - len(found))
             extra: dict[str, Any] = {} if start_after is None else {"StartAfter": start_after}
-            response = await self.client.list_objects_v2(
-                Bucket=self.name, Prefix=self.prefix + op.prefix, MaxKeys=page, **extra
-            )
+            async with self.slots:
+                response = await self.client.list_objects_v2(
+                    Bucket=self.name, Prefix=self.prefix + op.prefix, MaxKeys=page, **extra
+                )
             contents = response.get("Contents", [])
             for item in contents:
                 name = item["Key"]

@@ -190,7 +190,7 @@ class BlobTable:
                 if op.if_match is None:
                     return conn.execute(_DELETE, (op.key,)).rowcount > 0
                 if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
-                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                    raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
                 return True
             case GetMany():
                 if len(op.keys) > CHUNK and unit.inline:
@@ -232,13 +232,13 @@ class BlobTable:
         if op.if_match is not None:
             cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
             if cursor.rowcount == 0:
-                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)")
+                raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
         elif op.if_none_match:
             created = conn.execute(_CREATE, (op.key, etag, size, now, op.data)).rowcount
             if op.quiet:
                 return None
             if created == 0:
-                raise PreconditionFailedError(f"{op.key!r} already exists")
+                raise PreconditionFailedError(f"{op.key!r} already exists", key=op.key)
         else:
             conn.execute(_UPSERT, (op.key, etag, size, now, op.data))
         return BlobInfo(op.key, etag, size, now)

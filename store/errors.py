@@ -46,7 +46,13 @@ class MemoryConflictError(StoreError):
 
 
 class PreconditionFailedError(MemoryConflictError):
-    """A conditional blob write or delete found a different version."""
+    """A conditional blob write or delete found a different version. ``key``
+    is that blob's key where the backend knows it: the retry policy names
+    what the writers kept changing from it."""
+
+    def __init__(self, *args: object, key: str | None = None) -> None:
+        super().__init__(*args)
+        self.key = key
 
 
 class MemoryCorruptError(StoreError):

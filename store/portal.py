@@ -5,6 +5,9 @@ handed to the portal's loop and the caller's thread waits for the result, so
 sync callers (cloud functions, the CLI, scripts) may run in any thread,
 including one that already runs an event loop of its own.
 
+A portal's loop is one more event loop the store is used from: what a
+backend keeps per loop lives there until :meth:`Portal.stop`.
+
 A call interrupted by Ctrl-C (KeyboardInterrupt in the waiting thread) is
 cancelled and awaited before KeyboardInterrupt goes on, so that whatever the
 caller then reports about the store no longer changes behind it.
@@ -117,10 +120,14 @@ class Portal:
                 self.call(aclose())
 
     def stop(self) -> None:
+        """Stop the loop thread, first shutting down the loop's async
+        generators as ``asyncio.run`` does: what backends keep per event
+        loop (connections, clients) is released there, on its own loop."""
         with self._lock:
             loop, thread = self._loop, self._thread
             self._loop = self._thread = None
         if loop is not None and thread is not None:
+            asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result()
             loop.call_soon_threadsafe(loop.stop)
             thread.join()
             loop.close()

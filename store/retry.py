@@ -14,6 +14,15 @@ takes 100 ms (S3 under load) collides with everyone who starts within those
 time, not by a count of attempts: a count says nothing about how long a
 caller waited, which is what a caller (and a request timeout) cares about.
 
+The budget counts time spent trying, not time spent queued: a unit that
+waits for one of its backend's connections (a PostgreSQL pool slot, an S3
+request slot) behind other units has not lost a race meanwhile, and under a
+burst of thousands of calls that wait alone can exceed the budget. Backends
+report it with :func:`waited_in_queue`, and the policy leaves it out of both
+the budget and the ceiling. When it gives up, the error names what the
+writers kept changing (a conversation, a LangGraph item, a Claude session),
+from the key of the blob whose condition failed.
+
 Both the store's unit runner (:class:`makers_store.runner.UnitRunner`) and the
 importer retry through :data:`DEFAULT_RETRY`; tests build a policy with a
 fake clock and sleep.
@@ -22,15 +31,64 @@ fake clock and sleep.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from . import keys
+from .adapter_keys import (
+    CLAUDE_PROJECTS,
+    is_langgraph_store_key,
+    parse_langgraph_item_key,
+)
 from .errors import MemoryConflictError, MemoryValidationError, PreconditionFailedError
 
 T = TypeVar("T")
+
+
+#: Seconds the running unit's attempts spent queued (one cell per
+#: :meth:`RetryPolicy.run`; tasks a unit starts share it, as they copy the context).
+_queued: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
+    "makers_store_queued", default=None
+)
+
+
+def waited_in_queue(seconds: float) -> None:
+    """Tell the retry policy that the running unit waited ``seconds`` for a
+    connection or request slot of its backend, behind other units: time the
+    retry budget does not count. A no-op outside a retried unit."""
+    cell = _queued.get()
+    if cell is not None:
+        cell[0] += seconds
+
+
+def writing(key: str | None) -> str:
+    """What the blob ``key`` belongs to, as the retry error names it."""
+    if key is None:
+        return "data"
+    parts = key.split("/")
+    if is_langgraph_store_key(key):
+        try:
+            namespace, item = parse_langgraph_item_key(key)
+        except ValueError:
+            return "LangGraph store index"
+        return f"LangGraph item {item!r} in namespace {namespace!r}"
+    if key.startswith(CLAUDE_PROJECTS) or key.startswith("x/claude/"):
+        return "Claude session listing"
+    if parts[0] == "c" and len(parts) > 2:
+        cid = keys.id_of_segment(parts[1])
+        named = "" if cid is None else f" {cid!r}"
+        if parts[2:4] == ["x", "claude"]:
+            return f"Claude session{named}"
+        if parts[2:4] == ["x", "langgraph"]:
+            return f"LangGraph thread{named}"
+        return f"conversation{named}"
+    if key.startswith((keys.INDEX_ALL, keys.INDEX_USERS)):
+        return "conversation index"
+    return f"blob {key!r}"
 
 
 def full_jitter(ceiling: float) -> float:
@@ -45,10 +103,12 @@ class RetryPolicy:
     The ``n``-th retry (``n`` = 1, 2, ...) waits ``jitter(ceiling)`` seconds,
     ``ceiling = min(max_delay, max(first_delay, took) * 2 ** (n - 1))``
     where ``took`` is how long the attempt that just failed ran. A retry starts
-    only if it can start within ``budget`` seconds of the first attempt;
-    otherwise :class:`~makers_store.MemoryConflictError` says how long and how
-    many times the unit was tried. ``clock`` (seconds, monotonic), ``sleep``
-    and ``jitter`` (a number between 0 and its argument) are injectable.
+    only if it can start within ``budget`` seconds of trying (since the first
+    attempt, less the time queued: see :func:`waited_in_queue`); otherwise
+    :class:`~makers_store.MemoryConflictError` says how long and how many
+    times the unit was tried, and what other writers kept changing.
+    ``clock`` (seconds, monotonic), ``sleep`` and ``jitter`` (a number
+    between 0 and its argument) are injectable.
     """
 
     budget: float = 60.0
@@ -75,24 +135,32 @@ class RetryPolicy:
 
     async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """``await attempt()`` until it does not raise PreconditionFailedError."""
-        started = self.clock()
-        attempts = 0
-        while True:
-            attempts += 1
-            began = self.clock()
-            try:
-                return await attempt()
-            except PreconditionFailedError:
-                pass
-            now = self.clock()
-            delay = self.jitter(self.ceiling(attempts, now - began))
-            elapsed = now - started
-            if elapsed + delay > self.budget:
-                raise MemoryConflictError(
-                    f"gave up after {attempts} attempts in {elapsed:.1f} s (the retry budget "
-                    f"is {self.budget:g} s): other writers kept changing the same conversation"
-                ) from None
-            await self.sleep(delay)
+        queued = [0.0]
+        token = _queued.set(queued)
+        try:
+            started = self.clock()
+            attempts = 0
+            while True:
+                attempts += 1
+                began, queued_before = self.clock(), queued[0]
+                try:
+                    return await attempt()
+                except PreconditionFailedError as exc:
+                    conflict = exc
+                now = self.clock()
+                took = now - began - (queued[0] - queued_before)
+                delay = self.jitter(self.ceiling(attempts, took))
+                elapsed = now - started - queued[0]
+                if elapsed + delay > self.budget:
+                    raise MemoryConflictError(
+                        f"gave up after {attempts} attempts in {elapsed:.1f} s of trying (the "
+                        f"retry budget is {self.budget:g} s; time queued behind other units is "
+                        f"not counted): other writers kept changing the same "
+                        f"{writing(conflict.key)}"
+                    ) from None
+                await self.sleep(delay)
+        finally:
+            _queued.reset(token)
 
 
 #: The policy every store and the importer use.

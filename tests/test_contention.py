@@ -14,7 +14,7 @@ import pytest
 import makers_store
 from makers_store.emulator.memory import StepwiseMemoryBlobStore
 from makers_store.errors import MemoryConflictError, PreconditionFailedError
-from makers_store.retry import DEFAULT_RETRY, RetryPolicy
+from makers_store.retry import DEFAULT_RETRY, RetryPolicy, waited_in_queue, writing
 from tests.bench_contention import counted, in_tasks, lost
 
 
@@ -46,7 +46,7 @@ def failing(fake: FakeTime, failures: int) -> tuple[list[int], Callable[[], Awai
         calls.append(1)
         fake.now += fake.took
         if len(calls) <= failures:
-            raise PreconditionFailedError("meta changed")
+            raise PreconditionFailedError("'c/c1/meta' changed", key="c/c1/meta")
         return "done"
 
     return calls, attempt
@@ -78,9 +78,53 @@ async def test_gives_up_when_the_budget_runs_out_saying_how_long_and_how_often()
     assert len(calls) == 5
     assert fake.now - 100.0 == pytest.approx(8.0)
     assert str(caught.value) == (
-        "gave up after 5 attempts in 8.0 s (the retry budget is 9.5 s): "
-        "other writers kept changing the same conversation"
+        "gave up after 5 attempts in 8.0 s of trying (the retry budget is 9.5 s; time "
+        "queued behind other units is not counted): other writers kept changing the "
+        "same conversation 'c1'"
     )
+
+
+async def test_time_queued_for_a_connection_is_not_counted_in_the_budget() -> None:
+    # Each attempt waits 5 s for a connection behind other units, then runs
+    # 0.1 s and loses its race: 5 attempts (25.5 s of wall time) fit a budget
+    # of 2 s, since only the 0.5 s of trying and the waits count.
+    fake = FakeTime(took=0.1)
+    calls: list[int] = []
+
+    async def attempt() -> str:
+        calls.append(1)
+        fake.now += 5.0
+        waited_in_queue(5.0)
+        fake.now += fake.took
+        if len(calls) < 5:
+            raise PreconditionFailedError("'c/c1/meta' changed", key="c/c1/meta")
+        return "done"
+
+    assert await policy(fake, first_delay=0.1, max_delay=0.1, budget=2).run(attempt) == "done"
+    assert fake.sleeps == pytest.approx([0.1] * 4)  # the ceiling is the 0.1 s of trying
+
+
+def test_waiting_outside_a_retried_unit_is_ignored() -> None:
+    waited_in_queue(1.0)  # no unit: nothing to count it against
+
+
+@pytest.mark.parametrize(
+    ("key", "named"),
+    [
+        ("c/c1/meta", "conversation 'c1'"),
+        ("c/c%2F1/m/0000000001", "conversation 'c/1'"),
+        ("c/c1/x/claude/p/proj/h/m", "Claude session 'c1'"),
+        ("x/claude/p/proj/sid", "Claude session listing"),
+        ("x/claude/t/proj", "Claude session listing"),
+        ("c/t1/x/langgraph/~/c/x", "LangGraph thread 't1'"),
+        ("l/test/foo/.key1", "LangGraph item 'key1' in namespace ('test', 'foo')"),
+        ("ln/test/.", "LangGraph store index"),
+        ("i/all/000/c1", "conversation index"),
+        (None, "data"),
+    ],
+)
+def test_the_error_names_what_the_writers_kept_changing(key: str | None, named: str) -> None:
+    assert writing(key) == named
 
 
 async def test_other_errors_are_not_retried() -> None:
