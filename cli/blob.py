@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .context import open_session
 from .errors import CliError, NotFound
+from .listing import FormatOption
 from .options import JsonOutput, examples
+from .text import counted
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .render import Screen
 
 app = typer.Typer(
     help="Look at the raw blobs under the store (keys, sizes, etags, values).",
@@ -30,36 +37,53 @@ def ls_command(
     prefix: Annotated[
         str,
         typer.Argument(
-            metavar="[PREFIX]", help="Only keys starting with PREFIX, e.g. 'c/' or 'i/u/'."
+            metavar="PREFIX", help="Only keys starting with PREFIX, e.g. 'c/' or 'i/u/'."
         ),
     ] = "",
     limit: Annotated[
-        int | None, typer.Option("--limit", "-n", min=1, help="At most this many keys.")
+        int | None,
+        typer.Option("--limit", "-n", metavar="N", min=1, help="At most this many keys."),
     ] = None,
+    format_: FormatOption = None,
     as_json: JsonOutput = False,
 ) -> None:
     """List blobs: key, size, etag, updated time (JSON lines with --json)."""
-    from .render import emit_json_line, local_time, stderr, stdout
+    from .listing import Format, chosen, emit_rows
+    from .render import emit_json, stderr, stdout
 
-    console = stdout()
-    shown = 0
+    shape = chosen(format_, as_json, stream=True)
     with open_session(ctx) as session:
-        for info in session.store.admin.list_blobs(prefix, limit=limit):
-            if as_json:
-                emit_json_line(
-                    {
-                        "key": info.key,
-                        "size": info.size,
-                        "etag": info.etag,
-                        "updated_at": info.updated_at,
-                    }
-                )
-            else:
-                updated = local_time(info.updated_at)
-                console.print(f"{info.size:>10}  {updated}  {info.etag:<16}  {info.key}")
-            shown += 1
-    if shown == 0 and not as_json:
+        infos = (
+            {"key": info.key, "size": info.size, "etag": info.etag, "updated_at": info.updated_at}
+            for info in session.store.admin.list_blobs(prefix, limit=limit)
+        )
+        if shape is Format.json:
+            emit_json({"items": list(infos)})
+            return
+        if shape is not Format.table:  # streamed: a listing of millions holds none
+            emit_rows(shape, BLOB_COLUMNS, infos)
+            return
+        shown = _blob_lines(stdout(), infos)
+    if shown == 0:
         stderr().print("no blobs" + (f" under {prefix!r}" if prefix else ""))
+
+
+#: The columns of ``blob ls --format csv|tsv``.
+BLOB_COLUMNS = ("key", "size", "etag", "updated_at")
+
+
+def _blob_lines(console: Screen, infos: Iterator[dict[str, Any]]) -> int:
+    from rich.text import Text
+
+    from .render import cell, local_time
+
+    shown = 0
+    for info in infos:
+        updated = local_time(info["updated_at"])
+        line = f"{info['size']:>12,}  {updated}  {info['etag']:<16}  "
+        console.print(Text(line) + cell(info["key"]))  # keys are user data: one line
+        shown += 1
+    return shown
 
 
 @app.command(
@@ -81,7 +105,7 @@ def get_command(
     with open_session(ctx) as session:
         blob = session.store.admin.get_blob(key)
     if blob is None:
-        raise NotFound(f"no blob under key {key!r}")
+        raise NotFound(f"blob {key!r} not found")
     if raw:
         sys.stdout.buffer.write(blob.data)
         sys.stdout.flush()
@@ -108,13 +132,13 @@ def get_command(
     console = stdout()
     for label, value in (
         ("key", blob.key),
-        ("size", f"{blob.size} bytes"),
+        ("size", counted(blob.size, "byte")),
         ("etag", blob.etag),
         ("updated", local_time(blob.updated_at)),
     ):
         console.print(f"{label:>8}  {value}")
     if text is None:
-        console.print(f"{'value':>8}  <{blob.size} bytes of binary data; use --raw>")
+        console.print(f"{'value':>8}  <{counted(blob.size, 'byte')} of binary data; use --raw>")
     elif text:
         try:
             parsed = parse_loose(text)

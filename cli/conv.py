@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .context import open_session
 from .errors import NotFound, UsageProblem
+from .listing import FormatOption
 from .options import (
     PAGE,
     After,
@@ -18,12 +20,15 @@ from .options import (
     JsonOutput,
     Order,
     Plan,
+    Since,
+    Until,
     UserFilter,
     Yes,
     api_arguments_as_flags,
     check_cursor_flags,
     confirmed,
     examples,
+    time_range,
 )
 
 if TYPE_CHECKING:
@@ -80,18 +85,98 @@ def _pages(
     return items, next_cursor, first_previous
 
 
+#: What a filter says of a conversation: keep it, skip it, or stop (nothing
+#: further in the listing order can match).
+KEEP, SKIP, STOP = "keep", "skip", "stop"
+
+
+def _filtered(
+    store: SyncContextStore,
+    *,
+    limit: int | None,
+    order: str,
+    after: str | None,
+    user_id: str | None,
+    judge: Callable[[ConversationMeta], str],
+) -> tuple[list[ConversationMeta], str | None, str | None]:
+    """Up to ``limit`` conversations ``judge`` keeps, walking forward from
+    ``after`` a page at a time. The cursor returned leads to the first
+    conversation not examined, so ``--after`` it goes on where this stopped
+    (a page left in the middle is asked again for the cursor of that place)."""
+    items: list[ConversationMeta] = []
+    previous_cursor: str | None = None
+    cursor = after
+    first = True
+    while True:
+        page = store.list_conversations(limit=PAGE, order=order, after=cursor, user_id=user_id)
+        if first:
+            previous_cursor, first = page.previous_cursor, False
+        for index, meta in enumerate(page.items):
+            verdict = judge(meta)
+            if verdict == STOP:
+                return items, None, previous_cursor
+            if verdict == SKIP:
+                continue
+            items.append(meta)
+            if limit is not None and len(items) >= limit:
+                if index + 1 == len(page.items):
+                    return items, page.next_cursor, previous_cursor
+                here = store.list_conversations(
+                    limit=index + 1, order=order, after=cursor, user_id=user_id
+                )
+                return items, here.next_cursor, previous_cursor
+        if page.next_cursor is None or not page.items:
+            return items, None, previous_cursor
+        cursor = page.next_cursor
+
+
+def _judge(
+    find: str | None, since: int | None, until: int | None, order: str
+) -> Callable[[ConversationMeta], str]:
+    from makers_store.search import conversation_matches, pattern
+
+    found = pattern(find) if find is not None else None
+
+    def judge(meta: ConversationMeta) -> str:
+        at = meta.last_message_at
+        if since is not None and at < since:
+            return STOP if order == "desc" else SKIP
+        if until is not None and at > until:
+            return STOP if order == "asc" else SKIP
+        if found is not None and not conversation_matches(meta, found):
+            return SKIP
+        return KEEP
+
+    return judge
+
+
+#: The columns of ``--format csv|tsv``: a conversation's JSON fields.
+CONVERSATION_COLUMNS = ("conversation_id", "created_at", "last_message_at", "message_count",
+                        "metadata")  # fmt: skip
+
+
 @app.command(
     "list",
     epilog=examples(
-        "makers-store conv list --user u_123",
-        "makers-store conv list --limit 50 --order asc",
+        "makers-store conv list --user u_123 --since 7d",
+        "makers-store conv list --find lisbon --format csv",
     ),
 )
 def list_command(
     ctx: typer.Context,
     user: UserFilter = None,
+    find: Annotated[
+        str | None,
+        typer.Option(
+            "--find",
+            metavar="TEXT",
+            help="Only conversations whose id or title contains TEXT (ignoring case).",
+        ),
+    ] = None,
+    since: Since = None,
+    until: Until = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, help="How many conversations to show.")
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="How many to show.")
     ] = 20,
     order: Annotated[
         Order, typer.Option("--order", help="desc: most recent first; asc: oldest first.")
@@ -99,20 +184,44 @@ def list_command(
     after: After = None,
     before: Before = None,
     all_pages: All = False,
+    format_: FormatOption = None,
     as_json: JsonOutput = False,
 ) -> None:
-    """List conversations by last message time: id, title, messages, last message."""
+    """List conversations by last message time: id, title, messages, last message.
+
+    --find, --since and --until filter (times are the last message's); the
+    cursor printed after a filtered page goes on where it stopped."""
+    from .listing import Format, chosen, emit_rows
+
+    shape = chosen(format_, as_json)
     check_cursor_flags(after, before)
+    start, end = time_range(since, until)
+    filtering = find is not None or start is not None or end is not None
+    if filtering and before is not None:
+        raise UsageProblem("--before pages back through every conversation; with --find, "
+                           "--since or --until page forward with --after")  # fmt: skip
+    if find is not None and not find:
+        raise UsageProblem("--find needs some TEXT")
     with open_session(ctx) as session, api_arguments_as_flags("after", "before"):
-        items, next_cursor, previous_cursor = _pages(
-            session.store,
-            limit=None if all_pages else limit,
-            order=order.value,
-            after=after,
-            before=before,
-            user_id=user,
-        )
-    if as_json:
+        if filtering:
+            items, next_cursor, previous_cursor = _filtered(
+                session.store,
+                limit=None if all_pages else limit,
+                order=order.value,
+                after=after,
+                user_id=user,
+                judge=_judge(find, start, end, order.value),
+            )
+        else:
+            items, next_cursor, previous_cursor = _pages(
+                session.store,
+                limit=None if all_pages else limit,
+                order=order.value,
+                after=after,
+                before=before,
+                user_id=user,
+            )
+    if shape is Format.json:
         from .render import emit_json
 
         emit_json(
@@ -123,16 +232,20 @@ def list_command(
             }
         )
         return
+    if shape is not Format.table:
+        emit_rows(shape, CONVERSATION_COLUMNS, (item.to_dict() for item in items))
+        return
     from rich.table import Table
 
     from .render import ago, cell, local_time, stderr, stdout, title_of
 
     if not items:
-        stderr().print("no conversations" + (f" for user {user!r}" if user else ""))
+        stderr().print("no conversations" + (f" for user {user!r}" if user else "")
+                       + (" match" if filtering else ""))  # fmt: skip
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("conversation", overflow="fold")
-    table.add_column("title", overflow="ellipsis", max_width=40)
+    table.add_column("title", overflow="ellipsis", max_width=40, no_wrap=True)
     table.add_column("messages", justify="right")
     table.add_column("last message")
     table.add_column("", style="dim")
@@ -140,7 +253,7 @@ def list_command(
         table.add_row(
             cell(item.conversation_id),
             cell(title_of(item)),
-            str(item.message_count),
+            f"{item.message_count:,}",
             local_time(item.last_message_at),
             ago(item.last_message_at),
         )

@@ -20,6 +20,7 @@ script, ``python -m makers_store.cli.main`` and typer's ``CliRunner``.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -97,9 +98,18 @@ def exit_code_of(exc: BaseException) -> int:
     return ERROR
 
 
-def describe(exc: BaseException) -> str:
-    from makers_store.errors import StoreError
+#: The library's words for a missing conversation (it names the argument),
+#: said the way every command says "not found".
+_LIBRARY_NOT_FOUND = re.compile(r"conversation_id ('.*'|\".*\") (?:not found|does not exist)")
 
+
+def describe(exc: BaseException) -> str:
+    from makers_store.errors import MemoryNotFoundError, StoreError
+
+    if isinstance(exc, MemoryNotFoundError):
+        named = _LIBRARY_NOT_FOUND.fullmatch(str(exc))
+        if named:
+            return f"conversation {named.group(1)} not found"
     if isinstance(exc, CliError | StoreError):
         return str(exc) or type(exc).__name__
     if isinstance(exc, OSError) and exc.strerror:

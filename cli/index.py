@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 
 from .context import open_session
+from .listing import FormatOption
 from .options import JsonOutput, UserFilter, examples
+from .text import counted
 
 app = typer.Typer(
     help="Inspect, check and rebuild the conversation indexes.",
@@ -14,33 +16,49 @@ app = typer.Typer(
 )
 
 
+#: The columns of ``index ls --format csv|tsv``: an entry's JSON fields.
+ENTRY_COLUMNS = ("key", "index", "user_id", "last_message_at", "conversation_id", "current",
+                 "reason", "owed")  # fmt: skip
+
+
 @app.command("ls", epilog=examples("makers-store index ls --user u_123"))
-def ls_command(ctx: typer.Context, user: UserFilter = None, as_json: JsonOutput = False) -> None:
+def ls_command(
+    ctx: typer.Context,
+    user: UserFilter = None,
+    format_: FormatOption = None,
+    as_json: JsonOutput = False,
+) -> None:
     """List the raw index entries (recency, then per-user) and whether each is current."""
-    from makers_store import IndexEntry
+    from .listing import Format, chosen, emit_rows
+    from .render import cell, emit_json, local_time, stdout
 
-    from .render import emit_json_line, local_time, stdout
-
-    console = stdout()
-
-    def show(entry: IndexEntry) -> None:
-        if as_json:
-            emit_json_line(entry.to_dict())
-            return
-        index = "all" if entry.user_id is None else f"user {entry.user_id}"
-        at = "-" if entry.last_message_at is None else local_time(entry.last_message_at)
-        if entry.current:
-            mark = "current"
-        else:
-            mark = f"{'owed' if entry.owed else 'STALE'}: {entry.reason}"
-        console.print(f"{index:<16} {at}  {entry.conversation_id}  [{mark}]")
-
-    count = 0
+    shape = chosen(format_, as_json, stream=True)
     with open_session(ctx) as session:
-        for entry in session.store.admin.iter_index_entries(user_id=user):
-            show(entry)
+        entries = (
+            entry.to_dict() for entry in session.store.admin.iter_index_entries(user_id=user)
+        )
+        if shape is Format.json:
+            emit_json({"items": list(entries)})
+            return
+        if shape is not Format.table:  # streamed, as the walk reads them
+            emit_rows(shape, ENTRY_COLUMNS, entries)
+            return
+        from rich.text import Text
+
+        console = stdout()
+        count = 0
+        for entry in entries:
+            index = "all" if entry["user_id"] is None else f"user {entry['user_id']}"
+            at = entry["last_message_at"]
+            shown_at = "-" if at is None else local_time(at)
+            if entry["current"]:
+                mark = "current"
+            else:
+                mark = f"{'owed' if entry['owed'] else 'STALE'}: {entry['reason']}"
+            cid = cell(entry["conversation_id"] or "-")
+            console.print(cell(f"{index:<16} ") + Text(f"{shown_at}  ") + cid + Text(f"  [{mark}]"))
             count += 1
-    if not as_json and count == 0:
+    if count == 0:
         from .render import stderr
 
         stderr().print("no index entries")
@@ -65,13 +83,14 @@ def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
         console = stdout()
         for drift in report.drift:
             console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})")
-        owed = f" ({report.owed} superseded, awaiting a batch delete)" if report.owed else ""
+        owed = f" ({report.owed:,} superseded, awaiting a batch delete)" if report.owed else ""
         console.print(
-            f"checked {report.entries} entries{owed} and {report.conversations} conversations: "
+            f"checked {counted(report.entries, 'entry', 'entries')}{owed} and "
+            f"{counted(report.conversations, 'conversation')}: "
             + (
                 "no drift"
                 if report.ok
-                else f"{len(report.drift)} problem(s); run 'makers-store index rebuild'"
+                else f"{counted(len(report.drift), 'problem')}; run 'makers-store index rebuild'"
             ),
         )
     if not report.ok:
@@ -91,6 +110,7 @@ def rebuild_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
         emit_json(summary.to_dict())
     else:
         stdout().print(
-            f"indexed {summary.conversations} conversations: "
-            f"{summary.created} entries created, {summary.removed} stale entries removed",
+            f"indexed {counted(summary.conversations, 'conversation')}: "
+            f"{counted(summary.created, 'entry', 'entries')} created, "
+            f"{counted(summary.removed, 'stale entry', 'stale entries')} removed",
         )

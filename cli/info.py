@@ -78,6 +78,6 @@ def _size(count: int) -> str:
     value = float(count)
     for unit in ("bytes", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":
-            return f"{count} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+            return f"{count:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
         value /= 1024
-    return f"{count} bytes"
+    return f"{count:,} bytes"

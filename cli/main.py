@@ -76,6 +76,8 @@ def plain_metavars(command: Any) -> None:
     for param in command.params:
         if isinstance(param, TyperArgument):
             param.__class__ = _Argument
+            if param.metavar is None:
+                param.metavar = (param.name or "value").upper()
         elif isinstance(param, TyperOption):
             param.__class__ = _Option
             if param.metavar is not None or param.is_flag:

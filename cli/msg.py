@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .context import open_session
 from .errors import NotFound, UsageProblem
+from .listing import FormatOption
 from .options import (
     PAGE,
     After,
@@ -22,16 +23,20 @@ from .options import (
     Order,
     Plan,
     Role,
+    Since,
+    Until,
+    UserFilter,
     Yes,
     api_arguments_as_flags,
     check_cursor_flags,
     confirmed,
     examples,
+    time_range,
 )
 from .text import printable_line
 
 if TYPE_CHECKING:
-    from makers_store import Message, SyncContextStore
+    from makers_store import Message, MessageHit, SyncContextStore
 
 app = typer.Typer(
     help="Append, list, show, update, delete and tail messages.",
@@ -124,6 +129,7 @@ def append_command(
             "nothing; with others it fails.",
         ),
     ] = None,
+    as_json: JsonOutput = False,
 ) -> None:
     """Append a message (creating the conversation if needed); prints the new message id."""
     from .options import parse_pairs, read_content
@@ -139,6 +145,11 @@ def append_command(
             user_id=user,
             message_id=message_id,
         )
+    if as_json:
+        from .render import emit_json
+
+        emit_json({"conversation_id": conversation_id, "message_id": appended})
+        return
     typer.echo(printable_line(appended))
 
 
@@ -150,18 +161,37 @@ def _walk(
     order: str,
     after: str | None,
     before: str | None,
+    since: int | None = None,
+    until: int | None = None,
 ) -> tuple[list[Message], bool]:
-    """Up to ``limit`` messages (None: all) from the cursor, in ``order``;
-    returns them and whether more lie beyond."""
+    """Up to ``limit`` messages (None: all) from the cursor, in ``order``,
+    created from ``since`` to ``until``; returns them and whether more lie
+    beyond."""
     from contextlib import closing
     from itertools import islice
+
+    from makers_store.search import CLOCK_SLACK_MS
 
     size = PAGE if limit is None else min(PAGE, limit + 1)  # + 1: whether more lie beyond
     walk = store.iter_messages(
         conversation_id, order=order, after=after, before=before, page_size=size
     )
+    newest_first = (order == "desc") == (before is None)
+
+    def in_range(messages: Iterator[Message]) -> Iterator[Message]:
+        for message in messages:
+            at = message.created_at
+            # the walk's direction passes the range's far end: stop a little past it,
+            # as a later message may carry an instance clock a little behind
+            if newest_first and since is not None and at < since - CLOCK_SLACK_MS:
+                return
+            if not newest_first and until is not None and at > until + CLOCK_SLACK_MS:
+                return
+            if (since is None or at >= since) and (until is None or at <= until):
+                yield message
+
     with closing(walk):
-        items = list(islice(walk, None if limit is None else limit + 1))
+        items = list(islice(in_range(walk), None if limit is None else limit + 1))
     more = limit is not None and len(items) > limit
     items = items[:limit]
     if before is not None:  # walked away from the cursor: shown in ``order``
@@ -169,18 +199,30 @@ def _walk(
     return items, more
 
 
+#: The columns of ``--format csv|tsv``: a listed message's JSON fields.
+MESSAGE_COLUMNS = ("conversation_id", "message_id", "role", "content", "created_at", "metadata",
+                   "updated_at")  # fmt: skip
+
+
+def listed(conversation_id: str, message: Message) -> dict[str, Any]:
+    """A message as every ``--json`` of ``msg`` prints it: with its conversation."""
+    return {"conversation_id": conversation_id, **message.to_dict()}
+
+
 @app.command(
     "list",
     epilog=examples(
         "makers-store msg list c_42",
-        "makers-store msg list c_42 --order desc --limit 5",
+        "makers-store msg list c_42 --order desc --limit 5 --since 2h",
     ),
 )
 def list_command(
     ctx: typer.Context,
     conversation_id: ConversationId,
+    since: Since = None,
+    until: Until = None,
     limit: Annotated[
-        int, typer.Option("--limit", "-n", min=1, help="How many messages to show.")
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="How many messages to show.")
     ] = 20,
     order: Annotated[
         Order, typer.Option("--order", help="asc: oldest first; desc: newest first.")
@@ -188,10 +230,15 @@ def list_command(
     after: After = None,
     before: Before = None,
     all_pages: All = False,
+    format_: FormatOption = None,
     as_json: JsonOutput = False,
 ) -> None:
     """Print a conversation's messages as a readable transcript."""
+    from .listing import Format, chosen, emit_rows
+
+    shape = chosen(format_, as_json)
     check_cursor_flags(after, before)
+    start, end = time_range(since, until)
     with open_session(ctx) as session, api_arguments_as_flags("after", "before"):
         items, more = _walk(
             session.store,
@@ -200,23 +247,28 @@ def list_command(
             order=order.value,
             after=after,
             before=before,
+            since=start,
+            until=end,
         )
         if not items and session.store.get_conversation(conversation_id=conversation_id) is None:
             raise NotFound(f"conversation {conversation_id!r} not found")
     edge = None
     if more and items:
         edge = items[-1].message_id if before is None else items[0].message_id
-    if as_json:
+    if shape is Format.json:
         from .render import emit_json
 
         key = "next_cursor" if before is None else "previous_cursor"
-        listed = [{"conversation_id": conversation_id, **item.to_dict()} for item in items]
-        emit_json({"items": listed, key: edge})
+        emit_json({"items": [listed(conversation_id, item) for item in items], key: edge})
+        return
+    if shape is not Format.table:
+        emit_rows(shape, MESSAGE_COLUMNS, (listed(conversation_id, item) for item in items))
         return
     from .render import message_view, stderr, stdout
 
     if not items:
-        stderr().print(f"no messages in {conversation_id!r}")
+        filtered = " from --since to --until" if start is not None or end is not None else ""
+        stderr().print(f"no messages in {conversation_id!r}{filtered}")
         return
     console = stdout()
     for message in items:
@@ -224,6 +276,134 @@ def list_command(
     if edge is not None:
         flag = "--after" if before is None else "--before"
         stderr().print(f"more: {flag} {edge}", style="dim")
+
+
+#: The columns of ``msg search --format csv|tsv``: a hit's JSON fields.
+HIT_COLUMNS = ("conversation_id", "message_id", "role", "created_at", "snippet")
+
+
+@app.command(
+    "search",
+    epilog=examples(
+        'makers-store msg search "refund" --since 7d',
+        'makers-store msg search "timeout" --conversation c_42 --role tool --format jsonl',
+    ),
+)
+def search_command(
+    ctx: typer.Context,
+    text: Annotated[
+        str,
+        typer.Argument(
+            metavar="TEXT", help="The text to find (ignoring case).", show_default=False
+        ),
+    ],
+    conversation: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--conversation",
+            "-c",
+            metavar="CONVERSATION_ID",
+            help="Only in this conversation (repeatable).",
+        ),
+    ] = None,
+    user: UserFilter = None,
+    role: Annotated[Role | None, typer.Option("--role", "-r", help="Only this role's.")] = None,
+    since: Since = None,
+    until: Until = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", metavar="N", min=1, help="How many matches to show.")
+    ] = 20,
+    all_matches: Annotated[bool, typer.Option("--all", "-a", help="Every match.")] = False,
+    format_: FormatOption = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Find messages whose text contains TEXT (ignoring case; the text parts of
+    structured content count): conversation, message id, time and the text
+    around the match, newest first."""
+
+    from .listing import Format, chosen, emit_rows
+    from .render import progress
+
+    shape = chosen(format_, as_json)
+    if not text:
+        raise UsageProblem("TEXT must not be empty")
+    start, end = time_range(since, until)
+    wanted = None if all_matches else limit
+    streamed = shape in (Format.jsonl, Format.csv, Format.tsv)
+    found: list[MessageHit] = []
+    more = False
+    with open_session(ctx) as session:
+        for cid in dict.fromkeys(conversation or []):
+            if session.store.get_conversation(conversation_id=cid) is None:
+                raise NotFound(f"conversation {cid!r} not found")
+        admin = session.store.admin
+        total = len(set(conversation)) if conversation else None
+        with progress("searching", total) as bar:
+            if total is None and bar.shown and not user:  # counted only for a bar to fill
+                bar.update(0, admin.count_conversations())
+            hits = admin.search_messages(
+                text,
+                conversation_ids=conversation,
+                user_id=user,
+                role=None if role is None else role.value,
+                since=start,
+                until=end,
+                limit=None if wanted is None else wanted + 1,  # + 1: whether more exist
+                on_conversation=bar.advance,
+            )
+            if streamed:  # rows as they are found: a search of everything holds none
+                emit_rows(shape, HIT_COLUMNS, _counted(hits, wanted))
+                return
+            for hit in hits:
+                if wanted is not None and len(found) == wanted:
+                    more = True
+                    break
+                found.append(hit)
+    if shape is Format.json:
+        from .render import emit_json
+
+        emit_json({"items": [hit.to_dict() for hit in found], "more": more})
+        return
+    _show_hits(found, text)
+    if more:
+        from .render import stderr
+
+        stderr().print(f"more: --limit {(wanted or 0) * 2} or --all", style="dim")
+
+
+def _counted(hits: Iterator[MessageHit], wanted: int | None) -> Iterator[dict[str, Any]]:
+    for shown, hit in enumerate(hits):
+        if wanted is not None and shown == wanted:
+            return
+        yield hit.to_dict()
+
+
+def _show_hits(found: list[MessageHit], text: str) -> None:
+    from rich.table import Table
+
+    from .render import cell, local_time, stderr, stdout
+
+    if not found:
+        stderr().print("no messages match")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("conversation", overflow="fold")
+    table.add_column("message", overflow="fold")
+    table.add_column("role")
+    table.add_column("time")
+    table.add_column("match", overflow="fold")
+    needle = text.lower()
+    for hit in found:
+        snippet = cell(hit.snippet)
+        snippet.highlight_words([needle], style="bold reverse", case_sensitive=False)
+        table.add_row(
+            cell(hit.conversation_id),
+            cell(hit.message_id),
+            cell(hit.role),
+            local_time(hit.created_at),
+            snippet,
+        )
+    stdout().print(table)
 
 
 @app.command("show", epilog=examples("makers-store msg show c_42 msg_0000000003_ab12cd34ef"))
@@ -241,7 +421,7 @@ def show_command(
     from .render import emit_json, message_view, stdout
 
     if as_json:
-        emit_json(message.to_dict())
+        emit_json(listed(conversation_id, message))
     else:
         stdout().print(message_view(message, full=True))
 
@@ -294,7 +474,7 @@ def update_command(
     from .render import emit_json, message_view, stdout
 
     if as_json:
-        emit_json(message.to_dict())
+        emit_json(listed(conversation_id, message))
     else:
         stdout().print(message_view(message, full=True))
 
@@ -344,14 +524,22 @@ def tail_command(
     lines: Annotated[
         int,
         typer.Option(
-            "--lines", "-n", min=0, max=PAGE, help="How many recent messages to show first."
+            "--lines",
+            "-n",
+            metavar="N",
+            min=0,
+            max=PAGE,
+            help="How many recent messages to show first.",
         ),
     ] = 10,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Keep printing messages as they are appended.")
     ] = False,
     interval: Annotated[
-        float, typer.Option("--interval", min=0.05, help="Seconds between polls with --follow.")
+        float,
+        typer.Option(
+            "--interval", metavar="SECONDS", min=0.05, help="Seconds between polls with --follow."
+        ),
     ] = 1.0,
     as_json: JsonOutput = False,
 ) -> None:

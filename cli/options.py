@@ -94,6 +94,55 @@ ListenPort = Annotated[
 ]
 
 
+Since = Annotated[
+    str | None,
+    typer.Option(
+        "--since",
+        metavar="TIME",
+        help="From this time: ISO (2026-12-01, 2026-12-01T09:30) or an age (90s, 15m, 2h, 7d, 4w).",
+    ),
+]
+Until = Annotated[
+    str | None,
+    typer.Option("--until", metavar="TIME", help="Up to this time (the same forms as --since)."),
+]
+
+#: Seconds per unit of an age (``7d``).
+_AGES = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+
+
+def parse_time(value: str | None, option: str, *, now_ms: int | None = None) -> int | None:
+    """``--since``/``--until`` as epoch milliseconds: an ISO date or time
+    (without a zone: local time) or an age back from now (``2h``, ``7d``)."""
+    import re
+    import time
+    from datetime import datetime
+
+    if value is None:
+        return None
+    text = value.strip()
+    now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)", text)
+    if age:
+        return now - int(float(age.group(1)) * _AGES[age.group(2)] * 1000)
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise UsageProblem(
+            f"{option} must be an ISO time (2026-12-01, 2026-12-01T09:30, with a zone or in "
+            f"local time) or an age (90s, 15m, 2h, 7d, 4w); got {value!r}"
+        ) from None
+    return int(moment.astimezone().timestamp() * 1000)
+
+
+def time_range(since: str | None, until: str | None) -> tuple[int | None, int | None]:
+    """Both times, parsed, and refused when the range is empty."""
+    start, end = parse_time(since, "--since"), parse_time(until, "--until")
+    if start is not None and end is not None and start > end:
+        raise UsageProblem(f"--since {since} is after --until {until}: nothing is in between")
+    return start, end
+
+
 def examples(*lines: str) -> str:
     """A command's help epilog: one or two example command lines, printed as
     written (click's ``\\b`` marker stops it from re-wrapping them)."""

@@ -234,11 +234,10 @@ def when(ms: int) -> str:
 
 
 def title_of(meta: ConversationMeta) -> str:
-    for key in ("title", "name", "subject"):
-        value = meta.metadata.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
+    """The title the CLI shows (and ``conv list --find`` matches): the library's."""
+    from makers_store.search import title
+
+    return title(meta)
 
 
 def conversation_details(meta: ConversationMeta, users: list[str] | None = None) -> RenderableType:
@@ -246,7 +245,7 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
     rows = [
         ("conversation", meta.conversation_id),
         ("title", title_of(meta) or "-"),
-        ("messages", str(meta.message_count)),
+        ("messages", f"{meta.message_count:,}"),
         ("created", when(meta.created_at)),
         ("last message", when(meta.last_message_at)),
     ]
@@ -329,6 +328,9 @@ class Tracker:
 
     def __init__(self, bar: Progress, task: TaskID) -> None:
         self._bar, self._task = bar, task
+        #: whether the bar is on screen (stderr is a terminal): totals that cost
+        #: a walk to count are worth it only then
+        self.shown = not bar.disable
 
     def advance(self, count: int = 1) -> None:
         self._bar.advance(self._task, count)

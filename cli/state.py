@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from .context import open_session
+from .context import Session, open_session
 from .errors import NotFound
+from .listing import FormatOption
 from .options import ConversationId, JsonOutput, examples
 
 app = typer.Typer(
@@ -15,6 +16,18 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
+
+
+def _missing(session: Session, conversation_id: str, key: str) -> NotFound:
+    """A key that is not set: in a conversation that exists (it has a meta or
+    some state), or in one that does not, worded as every command words it."""
+    if (
+        session.store.get_conversation(conversation_id=conversation_id) is None
+        and not session.state(conversation_id).items()
+    ):
+        return NotFound(f"conversation {conversation_id!r} not found")
+    return NotFound(f"state key {key!r} not found in conversation {conversation_id!r}")
+
 
 Key = Annotated[str, typer.Argument(metavar="KEY", help="The state key.", show_default=False)]
 
@@ -28,7 +41,7 @@ def get_command(
         state = session.state(conversation_id)
         value = state.get(key)
         if value is None and key not in state.items():
-            raise NotFound(f"state key {key!r} is not set in conversation {conversation_id!r}")
+            raise _missing(session, conversation_id, key)
     from .render import emit_json_line, human_json
 
     if as_json:
@@ -71,7 +84,7 @@ def delete_command(ctx: typer.Context, conversation_id: ConversationId, key: Key
     with open_session(ctx) as session:
         state = session.state(conversation_id)
         if key not in state.items():
-            raise NotFound(f"state key {key!r} is not set in conversation {conversation_id!r}")
+            raise _missing(session, conversation_id, key)
         state.delete(key)
 
 
@@ -83,15 +96,27 @@ def delete_command(ctx: typer.Context, conversation_id: ConversationId, key: Key
     ),
 )
 def list_command(
-    ctx: typer.Context, conversation_id: ConversationId, as_json: JsonOutput = False
+    ctx: typer.Context,
+    conversation_id: ConversationId,
+    format_: FormatOption = None,
+    as_json: JsonOutput = False,
 ) -> None:
     """List every key and value of a conversation's state."""
+    from .listing import Format, chosen, emit_rows
+
+    shape = chosen(format_, as_json)
     with open_session(ctx) as session:
         items = session.state(conversation_id).items()
-    from .render import emit_json
+        if not items and session.store.get_conversation(conversation_id=conversation_id) is None:
+            raise NotFound(f"conversation {conversation_id!r} not found")
+    if shape is Format.json:
+        from .render import emit_json
 
-    if as_json:
         emit_json(items)
+        return
+    if shape is not Format.table:
+        rows = ({"key": key, "value": value} for key, value in sorted(items.items()))
+        emit_rows(shape, ("key", "value"), rows)
         return
     from rich.table import Table
 

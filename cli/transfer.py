@@ -10,12 +10,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from .context import open_session
-from .options import DryRun, JsonOutput, UserFilter, Yes
+from .options import DryRun, JsonOutput, Since, Until, UserFilter, Yes, time_range
+
+if TYPE_CHECKING:
+    from makers_store import SyncContextStore
 
 
 @contextmanager
@@ -57,6 +60,47 @@ def _mode_for(output: Path) -> int:
         return 0o666 & ~umask
 
 
+def _active(
+    store: SyncContextStore,
+    conversation: list[str] | None,
+    user: str | None,
+    since: int | None,
+    until: int | None,
+) -> list[str]:
+    """The conversations (of those named, or ``user``'s, or all) whose last
+    message is from ``since`` to ``until``."""
+    from .errors import NotFound
+
+    def inside(at: int) -> bool:
+        return (since is None or at >= since) and (until is None or at <= until)
+
+    if conversation:
+        chosen = []
+        for cid in dict.fromkeys(conversation):
+            meta = store.get_conversation(conversation_id=cid)
+            if meta is None:
+                raise NotFound(f"conversation {cid!r} not found")
+            if inside(meta.last_message_at):
+                chosen.append(cid)
+        return chosen
+    chosen = []
+    for meta in store.iter_conversations(user_id=user):  # newest first
+        if since is not None and meta.last_message_at < since:
+            break
+        if inside(meta.last_message_at):
+            chosen.append(meta.conversation_id)
+    return chosen
+
+
+def _empty_export() -> str:
+    """The header line alone: what export writes for a store with nothing in it."""
+    from makers_store.transfer import FORMAT, VERSION
+
+    from .render import json_text
+
+    return json_text({"type": "header", "format": FORMAT, "version": VERSION}) + "\n"
+
+
 def export_command(
     ctx: typer.Context,
     conversation: Annotated[
@@ -69,6 +113,8 @@ def export_command(
         ),
     ] = None,
     user: UserFilter = None,
+    since: Since = None,
+    until: Until = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -80,16 +126,27 @@ def export_command(
         ),
     ] = None,
 ) -> None:
-    """Write conversations, messages, metadata and state as JSON lines."""
+    """Write conversations, messages, metadata and state as JSON lines.
+
+    --since and --until select the conversations whose last message is in
+    that time, each exported whole (an import replaces whole conversations)."""
     from .errors import Interrupted
     from .render import progress, stderr
     from .text import counted
 
     done = 0
     total = 0
+    start, end = time_range(since, until)
     try:
         with open_session(ctx) as session:
             admin = session.store.admin
+            if start is not None or end is not None:
+                conversation = _active(session.store, conversation, user, start, end)
+                if not conversation:  # none in that time: an export of nothing, not of all
+                    with _destination(output) as write:
+                        write(_empty_export())
+                    stderr().print("exported 0 conversations (none had a message in that time)")
+                    return
             total = len(set(conversation)) if conversation else admin.count_conversations()
             with _destination(output) as write, progress("exporting", total) as bar:
 

@@ -7,7 +7,7 @@ _makers_store_commands() {
     case "$1" in
         "") echo 'info export import copy serve init studio conv msg state index blob' ;;
         "conv") echo 'list show update delete clear' ;;
-        "msg") echo 'append list show update delete tail' ;;
+        "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
         "index") echo 'ls check rebuild' ;;
         "blob") echo 'ls get' ;;
@@ -18,21 +18,22 @@ _makers_store_options() {
     case "$1" in
         "") echo '--store --debug --version -V --install-completion --show-completion -h --help' ;;
         "info") echo '--json --store --debug -h --help' ;;
-        "export") echo '--conversation -c --user -u --output -o --store --debug -h --help' ;;
+        "export") echo '--conversation -c --user -u --since --until --output -o --store --debug -h --help' ;;
         "import") echo '--yes -y --dry-run --json --store --debug -h --help' ;;
         "copy") echo '--prune --yes -y --dry-run --json --store --debug -h --help' ;;
         "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
         "conv") echo '-h --help' ;;
-        "conv list") echo '--user -u --limit -n --order --after --before --all -a --json --store --debug -h --help' ;;
+        "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
         "conv show") echo '--json --store --debug -h --help' ;;
         "conv update") echo '--set --unset --json --store --debug -h --help' ;;
         "conv delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "conv clear") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "msg") echo '-h --help' ;;
-        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u --id --store --debug -h --help' ;;
-        "msg list") echo '--limit -n --order --after --before --all -a --json --store --debug -h --help' ;;
+        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u --id --json --store --debug -h --help' ;;
+        "msg list") echo '--since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
+        "msg search") echo '--conversation -c --user -u --role -r --since --until --limit -n --all -a --format --json --store --debug -h --help' ;;
         "msg show") echo '--json --store --debug -h --help' ;;
         "msg update") echo '--content -c --content-json --content-file --meta -m --clear-meta --json --store --debug -h --help' ;;
         "msg delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
@@ -41,13 +42,13 @@ _makers_store_options() {
         "state get") echo '--json --store --debug -h --help' ;;
         "state set") echo '--store --debug -h --help' ;;
         "state delete") echo '--store --debug -h --help' ;;
-        "state list") echo '--json --store --debug -h --help' ;;
+        "state list") echo '--format --json --store --debug -h --help' ;;
         "index") echo '-h --help' ;;
-        "index ls") echo '--user -u --json --store --debug -h --help' ;;
+        "index ls") echo '--user -u --format --json --store --debug -h --help' ;;
         "index check") echo '--json --store --debug -h --help' ;;
         "index rebuild") echo '--json --store --debug -h --help' ;;
         "blob") echo '-h --help' ;;
-        "blob ls") echo '--limit -n --json --store --debug -h --help' ;;
+        "blob ls") echo '--limit -n --format --json --store --debug -h --help' ;;
         "blob get") echo '--raw --json --store --debug -h --help' ;;
     esac
 }
@@ -60,6 +61,8 @@ _makers_store_value() {
         "export|-c") echo 'any' ;;
         "export|--user") echo 'any' ;;
         "export|-u") echo 'any' ;;
+        "export|--since") echo 'any' ;;
+        "export|--until") echo 'any' ;;
         "export|--output") echo 'file' ;;
         "export|-o") echo 'file' ;;
         "export|--store") echo 'file' ;;
@@ -76,11 +79,15 @@ _makers_store_value() {
         "studio|--port") echo 'any' ;;
         "conv list|--user") echo 'any' ;;
         "conv list|-u") echo 'any' ;;
+        "conv list|--find") echo 'any' ;;
+        "conv list|--since") echo 'any' ;;
+        "conv list|--until") echo 'any' ;;
         "conv list|--limit") echo 'any' ;;
         "conv list|-n") echo 'any' ;;
         "conv list|--order") echo 'choices:asc desc' ;;
         "conv list|--after") echo 'any' ;;
         "conv list|--before") echo 'any' ;;
+        "conv list|--format") echo 'choices:table json jsonl csv tsv' ;;
         "conv list|--store") echo 'file' ;;
         "conv show|--store") echo 'file' ;;
         "conv update|--set") echo 'any' ;;
@@ -100,12 +107,27 @@ _makers_store_value() {
         "msg append|-u") echo 'any' ;;
         "msg append|--id") echo 'any' ;;
         "msg append|--store") echo 'file' ;;
+        "msg list|--since") echo 'any' ;;
+        "msg list|--until") echo 'any' ;;
         "msg list|--limit") echo 'any' ;;
         "msg list|-n") echo 'any' ;;
         "msg list|--order") echo 'choices:asc desc' ;;
         "msg list|--after") echo 'any' ;;
         "msg list|--before") echo 'any' ;;
+        "msg list|--format") echo 'choices:table json jsonl csv tsv' ;;
         "msg list|--store") echo 'file' ;;
+        "msg search|--conversation") echo 'any' ;;
+        "msg search|-c") echo 'any' ;;
+        "msg search|--user") echo 'any' ;;
+        "msg search|-u") echo 'any' ;;
+        "msg search|--role") echo 'choices:user assistant system tool' ;;
+        "msg search|-r") echo 'choices:user assistant system tool' ;;
+        "msg search|--since") echo 'any' ;;
+        "msg search|--until") echo 'any' ;;
+        "msg search|--limit") echo 'any' ;;
+        "msg search|-n") echo 'any' ;;
+        "msg search|--format") echo 'choices:table json jsonl csv tsv' ;;
+        "msg search|--store") echo 'file' ;;
         "msg show|--store") echo 'file' ;;
         "msg update|--content") echo 'any' ;;
         "msg update|-c") echo 'any' ;;
@@ -122,14 +144,17 @@ _makers_store_value() {
         "state get|--store") echo 'file' ;;
         "state set|--store") echo 'file' ;;
         "state delete|--store") echo 'file' ;;
+        "state list|--format") echo 'choices:table json jsonl csv tsv' ;;
         "state list|--store") echo 'file' ;;
         "index ls|--user") echo 'any' ;;
         "index ls|-u") echo 'any' ;;
+        "index ls|--format") echo 'choices:table json jsonl csv tsv' ;;
         "index ls|--store") echo 'file' ;;
         "index check|--store") echo 'file' ;;
         "index rebuild|--store") echo 'file' ;;
         "blob ls|--limit") echo 'any' ;;
         "blob ls|-n") echo 'any' ;;
+        "blob ls|--format") echo 'choices:table json jsonl csv tsv' ;;
         "blob ls|--store") echo 'file' ;;
         "blob get|--store") echo 'file' ;;
     esac

@@ -10,8 +10,11 @@ its metadata).
 
 Everything is read through the store's public reading API, page by page
 (``iter_conversations``, ``iter_messages``, ``get_conversation``), so memory
-stays bounded by one page of messages whatever the store's size, and each page
-is one unit of work read the cheapest way the backend allows: newest-first
+stays bounded by one page of messages whatever the store's size. The page
+size follows the backend's capabilities: where every request is billed
+(``Capabilities.costly_requests``) a page is the API's largest, elsewhere a
+small one keeps fewer messages in memory. Each page is one unit of work read
+the cheapest way the backend allows: newest-first
 conversation pages are forward listings of the recency index everywhere, and
 newest-first message pages on a backend that cannot list backward
 (``Capabilities.lists_backward``) are forward listings of a computed window.
@@ -31,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import validate
+from .blob import BlobStore
 from .errors import MemoryNotFoundError, MemoryValidationError
 from .models import ROLES, ConversationMeta, Message, Order, fields_dict
 
@@ -41,7 +45,11 @@ SNIPPET_BEFORE, SNIPPET_WIDTH = 30, 100
 #: How far a message's ``created_at`` may run behind an earlier message's: the
 #: instances appending to one conversation read different clocks.
 CLOCK_SLACK_MS = 60_000
-#: Messages and conversations per page read.
+#: Messages per page: where every request is billed (object storage) a full
+#: page of 100; elsewhere, where a page costs little, 10, so that a search
+#: holds at most 10 messages (each up to the 50 MB content limit) at a time.
+BILLED_PAGE, LOCAL_PAGE = 100, 10
+#: Conversations per page (a meta is small).
 PAGE = 100
 #: Nesting followed into structured content (the store allows 100 levels).
 _MAX_DEPTH = 100
@@ -50,6 +58,9 @@ _MAX_DEPTH = 100
 class ContextStore(Protocol):
     """The part of :class:`makers_store.ContextStore` a search reads (named
     structurally: the store's admin imports this module, and the store it)."""
+
+    @property
+    def blobs(self) -> BlobStore: ...
 
     def iter_conversations(
         self, user_id: str | None = None, order: Order | str = "desc", page_size: int = 100
@@ -189,6 +200,7 @@ async def search_messages(
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise MemoryValidationError(f"limit must be a positive int or None, got {limit!r}")
     shown = 0
+    page = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
     async for meta in _conversations(store, conversation_ids, uid):
         if since is not None and meta.last_message_at < since:
             if conversation_ids is None:
@@ -196,7 +208,7 @@ async def search_messages(
             continue
         cid = meta.conversation_id
         # each page is its own unit of work: a walk left early holds nothing
-        async for message in store.iter_messages(cid, order="desc", page_size=PAGE):
+        async for message in store.iter_messages(cid, order="desc", page_size=page):
             if since is not None and message.created_at < since:
                 if message.created_at < since - CLOCK_SLACK_MS:
                     break

@@ -115,7 +115,7 @@ def test_msg_list_renders_a_transcript_and_pages(
 def test_msg_show_update_delete(cli: Cli, lib: makers_store.SyncContextStore) -> None:
     mid = lib.append_message(conversation_id="c1", role="user", content="typo", metadata={"a": 1})
     shown = json.loads(cli.ok("msg", "show", "c1", mid, "--json"))
-    assert shown == lib.get_messages(conversation_id="c1")[0].to_dict()
+    assert shown == {"conversation_id": "c1", **lib.get_messages(conversation_id="c1")[0].to_dict()}
     cli.ok("msg", "update", "c1", mid, "--content", "fixed")
     (message,) = lib.get_messages(conversation_id="c1")
     assert message.content == "fixed" and message.metadata == {"a": 1}

@@ -57,7 +57,7 @@ def test_check_finds_drift_and_rebuild_repairs_it(
         ("stale", orphan),
     }
     text = cli("index", "check")
-    assert text.exit_code == 1 and "3 problem(s)" in text.stdout
+    assert text.exit_code == 1 and "3 problems;" in text.stdout
     summary = json.loads(cli.ok("index", "rebuild", "--json"))
     assert summary == {"conversations": 3, "created": 1, "removed": 2}
     assert json.loads(cli.ok("index", "check", "--json"))["ok"] is True
