@@ -14,7 +14,7 @@ import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperOption
 
-from . import blob, conv, copy, index, info, msg, state, studio, transfer
+from . import blob, chat, conv, copy, index, info, msg, state, studio, transfer
 from . import serve as serve_commands
 from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup, run_with_error_boundary
@@ -180,6 +180,7 @@ app.command("serve", epilog=examples("makers-store serve", "makers-store serve d
     serve_commands.serve_command
 )
 app.command("init", epilog=examples("makers-store init demo"))(serve_commands.init_command)
+app.command("chat", epilog=chat.EPILOG)(chat.chat_command)
 app.command(
     "studio",
     epilog=examples(

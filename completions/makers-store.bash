@@ -5,7 +5,7 @@
 
 _makers_store_commands() {
     case "$1" in
-        "") echo 'info export import copy serve init studio conv msg state index blob' ;;
+        "") echo 'info export import copy serve init chat studio conv msg state index blob' ;;
         "conv") echo 'list show update delete clear' ;;
         "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
@@ -23,6 +23,7 @@ _makers_store_options() {
         "copy") echo '--prune --yes -y --dry-run --json --store --debug -h --help' ;;
         "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
+        "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
         "conv") echo '-h --help' ;;
         "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
@@ -74,6 +75,14 @@ _makers_store_value() {
         "serve|--instances") echo 'any' ;;
         "serve|--recycle-every") echo 'any' ;;
         "init|--store") echo 'file' ;;
+        "chat|--conversation") echo 'any' ;;
+        "chat|-c") echo 'any' ;;
+        "chat|--url") echo 'any' ;;
+        "chat|--body-key") echo 'any' ;;
+        "chat|--user") echo 'any' ;;
+        "chat|-u") echo 'any' ;;
+        "chat|--stop-route") echo 'any' ;;
+        "chat|--store") echo 'file' ;;
         "studio|--store") echo 'file' ;;
         "studio|--host") echo 'any' ;;
         "studio|--port") echo 'any' ;;
