@@ -474,6 +474,8 @@ async def test_mtime_is_strictly_increasing_across_sessions_and_store_objects(
     newest first in append order, as the SDK's reference store does."""
     if url.startswith("memory"):  # two objects must share the data: a file instead
         url = f"sqlite:///{tmp_path}/shared.db"
+    if url.startswith("s3"):
+        pytest.skip("on S3 no project clock is kept: sessions of one millisecond may tie")
     now = 1_700_000_000_000
     project = project_key_for_directory(str(tmp_path))
     sids = [str(uuid.UUID(int=n + 1)) for n in range(9)]

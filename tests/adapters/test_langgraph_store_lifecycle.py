@@ -16,8 +16,6 @@ import makers_store
 from makers_store import ContextStore, MemoryValidationError
 from makers_store.adapters.langgraph_store import MakersLangGraphStore
 from makers_store.clock import FixedClock
-from makers_store.emulator.memory import MemoryBlobStore, StepwiseMemoryBlobStore
-from makers_store.emulator.sqlite import SqliteBlobStore
 from makers_store.errors import SyncCallInEventLoopError
 from tests.adapters.test_langgraph_store import view
 
@@ -119,12 +117,7 @@ async def test_sync_methods_from_other_threads_use_the_home_loop(store: ContextS
 
 
 def test_sync_store_without_a_loop(make_store: Callable[[], ContextStore]) -> None:
-    store = make_store()
-    if not isinstance(store.blobs, MemoryBlobStore | StepwiseMemoryBlobStore | SqliteBlobStore):
-        pytest.skip(
-            "a PostgreSQL pool belongs to the event loop that opened it; sync code "
-            "uses such a store through open_sync_store (test_sync_facade_langgraph_store)"
-        )
+    store = make_store()  # every backend: its sync calls run on the adapter's portal loop
     lg = store.langgraph_store
     assert store.langgraph_store is lg  # built once per store
     lg.put(("x",), "k", {"v": [1, "two", None]})
@@ -155,8 +148,7 @@ def test_match_condition_and_unknown_ops_are_checked(
 
 
 def test_sync_facade_langgraph_store(url: str) -> None:
-    """Blocking code on any backend, loop-bound pools included: the facade
-    builds the adapter on its portal loop, where the backend's connections live."""
+    """Blocking code on any backend, through the sync facade."""
     with makers_store.open_sync_store(url) as store:
         lg = store.langgraph_store
         lg.put(("docs",), "a", {"text": "hello world"})
@@ -170,8 +162,6 @@ def test_ttl_sweeper_from_sync_code(make_store: Callable[[], ContextStore]) -> N
     """SqliteStore's style: no coroutine left un-awaited (warnings are errors
     here), a future that ends with the sweeper, stopped by cancel or stop."""
     store = make_store()
-    if not isinstance(store.blobs, MemoryBlobStore | StepwiseMemoryBlobStore | SqliteBlobStore):
-        pytest.skip("a PostgreSQL pool belongs to the event loop that opened it (see above)")
     clock = clock_of(store)
     lg = MakersLangGraphStore(store, ttl={"sweep_interval_minutes": 0.0005})  # every 30 ms
     lg.put(("t",), "a", {}, ttl=1)
