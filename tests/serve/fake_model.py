@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -71,6 +72,11 @@ class FakeModel:
     def record(self, path: str, body: dict[str, Any]) -> None:
         with self._lock:
             self.requests.append({"path": path, "body": body})
+
+
+def completion_id() -> str:
+    """A Chat Completions answer's id, new each time."""
+    return f"chatcmpl-{uuid.uuid4().hex[:16]}"
 
 
 def _chunks(text: str, slow: bool) -> Iterator[tuple[str, float]]:
@@ -135,11 +141,13 @@ class _Handler(BaseHTTPRequestHandler):
         text = echo(messages)
         slow = "slow" in (user_texts(messages) or [""])[-1]
         model = body.get("model", "fake")
+        # one id per answer, as a real gateway gives (LangChain makes it the message's id)
+        answer_id = completion_id()
         if not body.get("stream"):
             self._json(
                 200,
                 {
-                    "id": "chatcmpl-fake",
+                    "id": answer_id,
                     "object": "chat.completion",
                     "created": int(time.time()),
                     "model": model,
@@ -155,7 +163,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         self._start_stream()
-        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": model}
+        base = {"id": answer_id, "object": "chat.completion.chunk", "model": model}
         base["created"] = int(time.time())
         first = True
         for piece, pause in _chunks(text, slow):

@@ -6,21 +6,28 @@ it, in three model calls: ``mcp__edgeone__files_write`` of the text after
 ``tool:`` to :data:`NOTE_PATH`, then ``mcp__edgeone__files_read`` of that
 file, then the text ``read back: <what the read returned>``. Each call is
 recognised from the last message alone (a ``tool_result`` for the write,
-then one for the read), so the server keeps no state between calls. Every
-other request gets the echo of :mod:`.fake_model`.
+then one for the read), so the server keeps no state between calls.
+
+In Chat Completions, a last user text ``call: <tool> <JSON arguments>`` is
+answered with that one tool call, and a request whose last message is a
+``tool`` result with ``tool said: <the result>``, so an agent in any
+framework can be made to call any of its tools.
+
+Every other request gets the echo of :mod:`.fake_model`.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from .fake_model import FakeModel, _Handler, _Server, user_texts
+from .fake_model import FakeModel, _Handler, _Server, completion_id, user_texts
 
 NOTE_PATH = "/notes/tool.txt"
 WRITE_TOOL = "mcp__edgeone__files_write"
@@ -28,6 +35,8 @@ READ_TOOL = "mcp__edgeone__files_read"
 TRIGGER = "tool:"
 _WRITE_ID = "toolu_write_"
 _READ_ID = "toolu_read_"
+#: a last user text ``call: <tool> <JSON arguments>`` makes a Chat Completions tool call
+CALL_TRIGGER = "call:"
 
 
 def _tool_results(message: dict[str, Any]) -> list[dict[str, Any]]:
@@ -68,7 +77,61 @@ def next_step(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+def chat_step(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The scripted Chat Completions answer: a ``tool_call`` or a ``text``; None: echo."""
+    if not messages:
+        return None
+    last = messages[-1]
+    if last.get("role") == "tool":
+        content = last.get("content")
+        said = content if isinstance(content, str) else result_text({"content": content})
+        return {"type": "text", "text": f"tool said: {said}"}
+    texts = user_texts(messages[-1:])
+    if not texts or CALL_TRIGGER not in texts[-1]:
+        return None
+    name, _, arguments = texts[-1].split(CALL_TRIGGER, 1)[1].strip().partition(" ")
+    return {"type": "tool_call", "id": f"call_{uuid.uuid4().hex[:12]}", "name": name,
+            "arguments": arguments.strip() or "{}"}
+
+
 class _ToolHandler(_Handler):
+    def _chat_completions(self, body: dict[str, Any]) -> None:
+        step = chat_step(body.get("messages") or [])
+        if step is None:
+            super()._chat_completions(body)
+            return
+        model = body.get("model", "fake")
+        if step["type"] == "text":
+            message: dict[str, Any] = {"role": "assistant", "content": step["text"]}
+            finish = "stop"
+        else:
+            call = {"id": step["id"], "type": "function",
+                    "function": {"name": step["name"], "arguments": step["arguments"]}}
+            message = {"role": "assistant", "content": None, "tool_calls": [call]}
+            finish = "tool_calls"
+        base = {"id": completion_id(), "model": model, "created": int(time.time())}
+        if not body.get("stream"):
+            usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+            self._json(200, {**base, "object": "chat.completion", "usage": usage,
+                             "choices": [{"index": 0, "message": message,
+                                          "finish_reason": finish}]})
+            return
+        self._start_stream()
+        chunk = {**base, "object": "chat.completion.chunk"}
+        if step["type"] == "text":
+            deltas: list[dict[str, Any]] = [{"role": "assistant", "content": step["text"]}]
+        else:
+            opened = {"index": 0, "id": step["id"], "type": "function",
+                      "function": {"name": step["name"], "arguments": ""}}
+            filled = {"index": 0, "function": {"arguments": step["arguments"]}}
+            deltas = [{"role": "assistant", "content": None, "tool_calls": [opened]},
+                      {"tool_calls": [filled]}]
+        for delta in deltas:
+            self._frame({**chunk, "choices": [{"index": 0, "delta": delta,
+                                               "finish_reason": None}]})
+        self._frame({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        self._frame("[DONE]")
+
     def _anthropic_messages(self, body: dict[str, Any]) -> None:
         step = next_step(body.get("messages") or [])
         if step is None:
