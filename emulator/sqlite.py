@@ -5,7 +5,7 @@ transaction: ``BEGIN IMMEDIATE`` for writers, so writers in other processes
 queue on SQLite's lock, a deferred ``BEGIN`` for readers, which see a
 snapshot thanks to WAL. Any error rolls the unit back.
 
-Where a unit runs (measured in tests/bench_sqlite.py):
+Where a unit runs (measured in tests/bench/bench_sqlite.py):
 
 * On the inline connection (:mod:`.sqlite_inline`), first on the caller's
   thread: most units take 0.1-0.7 ms, less than a thread hop costs. What must

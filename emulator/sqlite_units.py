@@ -31,7 +31,7 @@ from typing import Any, NoReturn, cast
 from makers_store.blob_ops import Op, Program
 
 #: Seconds a unit may run on the event loop before the rest moves off it.
-#: Measured (tests/bench_sqlite.py): an append or a 100-message read takes
+#: Measured (tests/bench/bench_sqlite.py): an append or a 100-message read takes
 #: 0.1-0.7 ms, so they stay inline; a 1,000-message batch or a 10,000-message
 #: delete takes 20-90 ms and leaves after about this long.
 INLINE_BUDGET = 0.002

@@ -11,6 +11,9 @@ import makers_store
 from makers_store.clock import FixedClock, counting_suffixes
 from tests.backends import BACKENDS, backend_url
 
+# The benchmark scripts are run, not collected (tests/test_benchmark_smoke.py runs them).
+collect_ignore = ["bench"]
+
 
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:

@@ -1,4 +1,4 @@
-"""The speed benchmark (tests/benchmark.py) runs end to end in --quick mode.
+"""The speed benchmark (tests/bench/benchmark.py) runs end to end in --quick mode.
 
 Speed targets are not asserted here (a shared CI machine is too noisy, and the
 quick sizes are too small to mean anything); the full run enforces them.
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tests.node.harness import PROJECT, npm_ci
 
-SCRIPT = Path(__file__).with_name("benchmark.py")
+SCRIPT = Path(__file__).parent / "bench" / "benchmark.py"
 # (operation, baseline) of each table row, in order, at the --quick sizes.
 ROWS = [
     ("append_message", "SQLiteSession.add_items"),
@@ -25,7 +25,7 @@ ROWS = [
     ("list_conversations(user_id, 20) of 400", "same call among 60"),
     ("list_conversations(20) of 400", "same call among 60"),
 ]
-# The Node rows (tests/bench_node.py), in order, wherever they stand in the table.
+# The Node rows (tests/bench/bench_node.py), in order, wherever they stand in the table.
 NODE_ROWS = [
     ("Node appendMessage", "Python append_message"),
     ("Node appendMessage", "raw better-sqlite3 insert (Node)"),

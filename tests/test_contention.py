@@ -2,7 +2,7 @@
 
 The policy is driven with a fake clock and sleep; the load test runs sixteen
 writers on the stepwise memory backend, which interleaves like object
-storage (tests/bench_contention.py measures the same on S3).
+storage (tests/bench/bench_contention.py measures the same on S3).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import makers_store
 from makers_store.emulator.memory import StepwiseMemoryBlobStore
 from makers_store.errors import MemoryConflictError, PreconditionFailedError
 from makers_store.retry import DEFAULT_RETRY, RetryPolicy, waited_in_queue, writing
-from tests.bench_contention import counted, in_tasks, lost
+from tests.bench.bench_contention import counted, in_tasks, lost
 
 
 class FakeTime:

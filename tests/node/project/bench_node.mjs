@@ -1,4 +1,4 @@
-// The Node side of tests/bench_node.py: contenders that run in Node, each
+// The Node side of tests/bench/bench_node.py: contenders that run in Node, each
 // timing its own rounds (so no pipe to Python is inside a figure), driven one
 // command at a time over stdin/stdout by the Python benchmark, which
 // alternates them with its own contenders and serves the store RPC meanwhile.
@@ -9,7 +9,7 @@
 //   {"cmd": "setup", "what": "...", ...}       untimed preparation
 //   {"cmd": "round", "name": "...", "seconds", "minOps"}   -> {"opsPerSecond"}
 //   {"cmd": "profile", "name": "...", "calls"}  where one call's time goes in
-//                                               Node (tests/bench_node_profile.py)
+//                                               Node (tests/bench/bench_node_profile.py)
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -49,7 +49,7 @@ function version(name) {
   return createRequire(path.join(HERE, 'package.json'))(`${name}/package.json`).version;
 }
 
-// The same table and row as the Python raw floor (tests/benchmark.py), one
+// The same table and row as the Python raw floor (tests/bench/benchmark.py), one
 // statement per message, each its own transaction (better-sqlite3 autocommits).
 function openRaw(file) {
   const db = new Database(file);
@@ -93,7 +93,7 @@ function messages(turns) {
 }
 
 // Successive checkpoints of one thread, as the Pregel loop would put them:
-// the checkpoint tests/bench_langgraph.py puts from Python, in LangGraph.js's shape.
+// the checkpoint tests/bench/bench_langgraph.py puts from Python, in LangGraph.js's shape.
 class Thread {
   constructor(saver, threadId) {
     this.saver = saver;
@@ -143,7 +143,7 @@ async function listed(saver, config, limit) {
 
 let appendCalls = 0;
 const operations = {
-  noop: () => client.call('bench.noop', {}), // a method only tests/bench_node_profile.py serves
+  noop: () => client.call('bench.noop', {}), // a method only tests/bench/bench_node_profile.py serves
   'append.node': () => store.appendMessage({
     conversationId: `node-append-${Math.floor(appendCalls++ / PER_CONVERSATION)}`, role: 'user', content: text,
   }),

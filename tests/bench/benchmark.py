@@ -2,8 +2,8 @@
 
 Run it from the repository root::
 
-    .venv/bin/python tests/benchmark.py            # full sizes, exits 1 if a target is missed
-    .venv/bin/python tests/benchmark.py --quick    # tiny sizes, a few seconds, never fails
+    .venv/bin/python tests/bench/benchmark.py            # full sizes, exits 1 if a target is missed
+    .venv/bin/python tests/bench/benchmark.py --quick    # tiny sizes, a few seconds, never fails
 
 Every database is a file in one temporary directory. The machine is noisy, so
 each comparison runs its contenders side by side in one process: a warm-up,
@@ -25,23 +25,23 @@ Targets (full mode):
 * ``list_conversations(user_id=..., limit=20)`` among 100,000 conversations
   costs at most 2x the same call among 1,000.
 * ``openai_session.add_items`` >= 3x ``SQLiteSession.add_items``
-  (tests/bench_openai.py); the LangGraph checkpointer's ``aput`` and
-  ``aget_tuple`` >= 2x ``AsyncSqliteSaver`` (tests/bench_langgraph.py).
+  (tests/bench/bench_openai.py); the LangGraph checkpointer's ``aput`` and
+  ``aget_tuple`` >= 2x ``AsyncSqliteSaver`` (tests/bench/bench_langgraph.py).
 * the LangGraph store against ``AsyncSqliteStore`` (SQLite) and
   ``AsyncPostgresStore`` (PostgreSQL): ``list_namespaces`` and ``search``
-  >= 2x and flat as items grow, ``put`` >= 1x (tests/bench_langgraph_store.py).
+  >= 2x and flat as items grow, ``put`` >= 1x (tests/bench/bench_langgraph_store.py).
 * SQLite at equal durability, ours vs the OpenAI SDK's sessions
-  (tests/bench_sqlite.py): ``add_items`` at ``synchronous=full`` >= 2x
+  (tests/bench/bench_sqlite.py): ``add_items`` at ``synchronous=full`` >= 2x
   ``AdvancedSQLiteSession`` (one caller, and eight at once), eight processes
   on one file >= 1x ``SQLiteSession`` per process (FULL and NORMAL), and the
   longest event-loop stall of large units <= 10 ms.
-* PostgreSQL against its peers on one server (tests/bench_postgres.py, with
+* PostgreSQL against its peers on one server (tests/bench/bench_postgres.py, with
   the ``bench`` extra; left out, and said so, without it): the checkpointer's
   ``aput_writes`` and ``alist(limit=10)`` >= 1x ``AsyncPostgresSaver``,
   ``get_items(limit=20)`` >= 1x ``SQLAlchemySession``; round trips per call
   <= 2 for a conversation page, a message page, ``alist`` at any limit, and 1
   for ``aput_writes``; event-loop stalls of large units <= 10 ms.
-* Node agents' ``context.store`` (tests/bench_node.py, for information; left
+* Node agents' ``context.store`` (tests/bench/bench_node.py, for information; left
   out, and said so, without ``node`` and tests/node/project's npm packages):
   ``appendMessage`` and ``getMessages({limit: 50})`` through the Node client
   against the same calls in Python and a raw ``better-sqlite3`` loop, and the
@@ -51,7 +51,7 @@ Targets (full mode):
   user, for information), and S3 requests per call: typically at most 4 for
   an append to an existing conversation; every ``STALE_INDEX_BATCH``-th (16th)
   append adds one batch delete of superseded index entries, shown as the
-  mean (tests/bench_backends.py).
+  mean (tests/bench/bench_backends.py).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ the median time of each, the ratio, and whether it meets the target: a page
 of the large store takes at most ``TARGET_RATIO`` times its small twin
 (the Studio reads pages through the store's cursors, never the whole store).
 
-    python tests/bench_studio.py [--quick] [--conversations N] [--messages N]
+    python tests/bench/bench_studio.py [--quick] [--conversations N] [--messages N]
 """
 
 from __future__ import annotations

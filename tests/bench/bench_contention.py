@@ -2,8 +2,8 @@
 
 Run it from the repository root::
 
-    .venv/bin/python tests/bench_contention.py                 # stepwise memory and S3 (moto)
-    .venv/bin/python tests/bench_contention.py --backend stepwise --writers 32 --appends 100
+    .venv/bin/python tests/bench/bench_contention.py                 # stepwise memory and S3 (moto)
+    .venv/bin/python tests/bench/bench_contention.py --backend stepwise --writers 32 --appends 100
 
 Each scenario starts ``writers`` writers at once, each appending ``appends``
 messages to one conversation of a fresh store, and reports how many appends
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:  # run as a script: make ``tests.servers`` importable
     sys.path.insert(0, str(ROOT))
 

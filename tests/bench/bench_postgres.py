@@ -23,7 +23,7 @@ work and the round trips, not the disk). Side by side, alternating rounds:
   bench_sqlite), <= 10 ms.
 
 The peers come with ``pip install -e '.[bench]'``. Run alone with
-``python tests/bench_postgres.py [--quick]``.
+``python tests/bench/bench_postgres.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -37,10 +37,10 @@ from typing import Any
 from bench_harness import Row, Sizes, compare, populate, say
 from bench_langgraph import Thread
 from bench_sqlite import STALL_BUDGET_US, StallMeter
-from servers.postgres import postgres_url, server
 
 import makers_store
 from makers_store.emulator.postgres import PostgresBlobStore
+from tests.servers.postgres import postgres_url, server
 
 TEXT = "Please summarise the attached quarterly report in three bullet points."
 CHECKPOINTS = 50

@@ -23,7 +23,7 @@ Figures (each ours vs the peer, on each engine):
   what any client of this layout can reach against the peer (the ``put`` rows
   above cannot pass while it is below 1).
 
-Run alone with ``python tests/bench_langgraph_store.py [--quick]``.
+Run alone with ``python tests/bench/bench_langgraph_store.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from bench_harness import FULL, QUICK, Row, Sizes, compare, say, sqlite_url, tab
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
-from servers.postgres import postgres_url, server
 
 import makers_store
+from tests.servers.postgres import postgres_url, server
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ import statistics
 from pathlib import Path
 
 from bench_harness import Op, Row, Sizes, compare, say, sqlite_url
-from servers.postgres import postgres_url
-from servers.s3 import s3_url
 
 import makers_store
 from makers_store.programs import STALE_INDEX_BATCH
+from tests.servers.postgres import postgres_url
+from tests.servers.s3 import s3_url
 
 KINDS = ("sqlite", "postgres", "s3")
 HISTORY = 120  # messages in the conversation the reads use

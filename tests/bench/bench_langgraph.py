@@ -8,7 +8,7 @@ builds them. Each timed ``aput`` stores the next checkpoint of one thread
 checkpoint of a thread with 50 checkpoints, with two pending writes.
 
 Targets: ``aput`` >= 2x and ``aget_tuple`` >= 2x ``AsyncSqliteSaver``.
-Run alone with ``python tests/bench_langgraph.py [--quick]``.
+Run alone with ``python tests/bench/bench_langgraph.py [--quick]``.
 """
 
 from __future__ import annotations

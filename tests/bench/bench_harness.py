@@ -1,6 +1,6 @@
 """What every benchmark module shares: sizes, rows, side-by-side timing, the table.
 
-``tests/benchmark.py`` is the entry point; each ``bench_*.py`` beside it
+``tests/bench/benchmark.py`` is the entry point; each ``bench_*.py`` beside it
 exposes ``async def run(workdir, sizes) -> list[Row]`` for one area.
 """
 
@@ -13,6 +13,13 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+#: The repository's root, so that ``tests.servers`` (the throwaway PostgreSQL and
+#: S3 servers the test suite also uses) imports when a script here is run by
+#: path, which puts only this folder on ``sys.path``.
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 Op = Callable[[], Awaitable[object]]
 #: one timed round of a contender that times itself (a Node process does, so

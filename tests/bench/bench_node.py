@@ -18,7 +18,7 @@ a Node round runs.
 * The LangGraph.js checkpointer (``context.store.langgraphCheckpointer``)
   against ``@langchain/langgraph-checkpoint-sqlite``'s ``SqliteSaver``, both in
   the one Node process on SQLite files, with the checkpoints of
-  tests/bench_langgraph.py: ``put`` of the next checkpoint of a thread,
+  tests/bench/bench_langgraph.py: ``put`` of the next checkpoint of a thread,
   ``getTuple`` of the latest of 50 checkpoints with two pending writes, and
   ``list`` of 10 of them. Both run as shipped, at equal durability: ours at
   its default (WAL, synchronous=NORMAL); SqliteSaver sets WAL and leaves
@@ -27,10 +27,10 @@ a Node round runs.
   read back from the connections and printed.
 
 For information (no targets): the Node client's cost is the Python call plus
-the RPC; tests/bench_node_profile.py shows where a call's time goes. Needs
+the RPC; tests/bench/bench_node_profile.py shows where a call's time goes. Needs
 ``node`` and the npm packages of tests/node/project (``npm ci`` there); left
 out, and said so, without them. Run alone with
-``python tests/bench_node.py [--quick]``.
+``python tests/bench/bench_node.py [--quick]``.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from bench_sqlite import our_settings
 import makers_store
 from makers_store.emulator.runtime.store_rpc import Handler, StoreRpcServer, start_store_rpc
 
-PROJECT = Path(__file__).resolve().parent / "node" / "project"
+PROJECT = Path(__file__).resolve().parents[1] / "node" / "project"
 DRIVER = PROJECT / "bench_node.mjs"
 NPM_PACKAGES = ("better-sqlite3", "@langchain/langgraph-checkpoint-sqlite", "@langchain/core")
 HISTORY = 50  # checkpoints in the thread getTuple and list read

@@ -2,9 +2,9 @@
 
 Run it from the repository root::
 
-    .venv/bin/python tests/bench_node_profile.py [--calls 2000]
+    .venv/bin/python tests/bench/bench_node_profile.py [--calls 2000]
 
-The operations of tests/bench_node.py that go through the store RPC run in its
+The operations of tests/bench/bench_node.py that go through the store RPC run in its
 Node driver, ``calls`` of them one after another, on a SQLite store served by
 the store RPC server on this process's event loop. Both ends are timed by
 wrapping their entry points (no change to the RPC code):

@@ -2,8 +2,8 @@
 
 Run it from the repository root::
 
-    .venv/bin/python tests/bench_node_store.py                  # memory and SQLite stores
-    .venv/bin/python tests/bench_node_store.py --calls 5000 --backend sqlite
+    .venv/bin/python tests/bench/bench_node_store.py                  # memory and SQLite stores
+    .venv/bin/python tests/bench/bench_node_store.py --calls 5000 --backend sqlite
 
 For each backend, one store is opened in this process and served on a Unix
 socket by the store RPC server, exactly as a serve instance serves its Node
@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
