@@ -122,7 +122,10 @@ def chat_command(
     interactive = sys.stdin.isatty()
     if interactive:
         hint = "" if conversation else f" (-c {cid} continues it)"
-        stderr().print(f"conversation {cid}{hint}; Ctrl-C stops a reply, Ctrl-D quits", style="dim")
+        stderr().print(
+            f"conversation {cid}{hint}; Ctrl-C stops a reply, Ctrl-D (or Ctrl-C here) quits",
+            style="dim",
+        )
     timeout = httpx.Timeout(CONNECT_TIMEOUT_S, read=None)
     with httpx.Client(timeout=timeout) as client:
         for line in _lines(interactive):
@@ -275,10 +278,16 @@ class ChatSession:
         if item[0] == "frame":
             return self._frame(item[1], item[2])
         if item[0] == "failed":
+            import httpx
+
             self.failed += 1
             exc = item[1]
-            self._out.error(f"cannot reach {self.base}{self.route}: {exc or type(exc).__name__}"
-                            " (is `makers-store serve` running there?)")  # fmt: skip
+            why = str(exc) or type(exc).__name__
+            if isinstance(exc, httpx.TransportError):
+                self._out.error(f"cannot reach {self.base}{self.route}: {why} "
+                                "(is `makers-store serve` running there?)")  # fmt: skip
+            else:  # refused before it was sent (a conversation id no header can carry...)
+                self._out.error(f"{self.route}: the request failed: {why}")
             return False
         _, status, kind, text = item
         if status >= 400:
