@@ -236,8 +236,6 @@ class BoundaryGroup(TyperGroup):
     def _run(self, argv: list[str], prog_name: str, complete_var: str | None, **extra: Any) -> int:
         debug = _debug_wanted(argv)
         try:
-            from .options import check_arguments_are_utf8
-
             check_arguments_are_utf8(argv)
             result = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.NoArgsIsHelpError as exc:
@@ -277,3 +275,25 @@ def run_with_error_boundary(app: typer.Typer, argv: Sequence[str]) -> int:
     command = typer.main.get_command(app)
     code = command.main(list(argv), PROG_NAME, standalone_mode=False)
     return code if isinstance(code, int) else OK
+
+
+def check_arguments_are_utf8(argv: list[str]) -> None:
+    """Refuse command-line words that are not UTF-8 (Python hands them over as
+    lone surrogates, which no store accepts), naming the option they belong to."""
+    for position, word in enumerate(argv):
+        raw = os.fsencode(word)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            continue
+        if word.startswith("--") and "=" in word:
+            owner, _, value = word.partition("=")
+            raw = os.fsencode(value)
+        elif position > 0 and argv[position - 1].startswith("-") and argv[position - 1] != "-":
+            owner = argv[position - 1]
+        else:
+            owner = "argument"
+        shown = raw.decode("utf-8", errors="backslashreplace")  # as typed, bad bytes as \xNN
+        raise UsageProblem(f"{owner} '{shown}' is not UTF-8 text")

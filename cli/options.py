@@ -6,7 +6,6 @@ Only typer and the standard library at import time (``--help`` stays fast).
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -197,11 +196,6 @@ def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, Any]:
     return out
 
 
-def _shown(raw: bytes) -> str:
-    """Bytes as the user typed them, undecodable ones as ``\\xNN``."""
-    return raw.decode("utf-8", errors="backslashreplace")
-
-
 def utf8_text(data: bytes, where: str) -> str:
     """``data`` decoded as UTF-8, or a usage error naming ``where``."""
     try:
@@ -210,27 +204,6 @@ def utf8_text(data: bytes, where: str) -> str:
         raise UsageProblem(
             f"{where} is not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start})"
         ) from None
-
-
-def check_arguments_are_utf8(argv: list[str]) -> None:
-    """Refuse command-line words that are not UTF-8 (Python hands them over as
-    lone surrogates, which no store accepts), naming the option they belong to."""
-    for position, word in enumerate(argv):
-        raw = os.fsencode(word)
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            continue
-        if word.startswith("--") and "=" in word:
-            owner, _, value = word.partition("=")
-            raw = os.fsencode(value)
-        elif position > 0 and argv[position - 1].startswith("-") and argv[position - 1] != "-":
-            owner = argv[position - 1]
-        else:
-            owner = "argument"
-        raise UsageProblem(f"{owner} '{_shown(raw)}' is not UTF-8 text")
 
 
 def read_text_argument(value: str, option: str) -> str:

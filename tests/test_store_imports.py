@@ -59,14 +59,7 @@ TYPE_ONLY: dict[tuple[str, str], str] = {
 }
 
 #: Imports inside functions that close a loop, and why each stays.
-ON_USE: dict[tuple[str, str], str] = {
-    ("cli.errors", "cli.options"): (
-        "the error boundary (errors._run) checks that the command line is UTF-8 with "
-        "options.check_arguments_are_utf8 before typer parses it, while options raises the "
-        "boundary's UsageProblem; cli/ is being reworked by another change (issue 23), which "
-        "can untie it by making that check the boundary's own"
-    ),
-}
+ON_USE: dict[tuple[str, str], str] = {}
 
 Graph = dict[str, set[str]]
 
