@@ -1,7 +1,8 @@
 """Pages only ``makers-store serve`` has: the playground and the run traces.
 
 The playground page posts to the project's agent routes on the same origin
-(the Studio is served by the front at ``/_studio/``), reads the answer frame
+(the Studio is served by the front at ``/_studio/``) under a fresh
+conversation id unless one is given (``?id=``), reads the answer frame
 by frame, shows the run id and the instance that served it (the front's
 ``makers-run-id`` and ``makers-instance`` headers) and stops a run through
 the project's own stop route. Traces are the records ``ctx.tracer`` wrote to
@@ -11,6 +12,7 @@ that format).
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from starlette.requests import Request
@@ -19,7 +21,7 @@ from starlette.routing import Route
 
 from ..runtime.worker.trace_log import recent_records, trace_path
 from .config import Renderer, StudioConfig
-from .shapes import pretty, when
+from .shapes import pretty
 
 TRACES_SHOWN = 200
 #: Runs the conversation page lists (the traces page has the rest).
@@ -54,8 +56,15 @@ def trace_rows(config: StudioConfig, conversation_id: str | None) -> list[dict[s
     return rows
 
 
-def _started(value: Any) -> str:
-    return when(int(float(value) * 1000)) if isinstance(value, int | float) else ""
+def _started(value: Any) -> int | None:
+    """A record's ``started_at`` (epoch seconds) in milliseconds, for ``moment``."""
+    return int(float(value) * 1000) if isinstance(value, int | float) else None
+
+
+def fresh_conversation_id() -> str:
+    """``play-3f9a1c2e``: a conversation no one has used, for a playground
+    opened without one (agents such as init's answer 400 without an id)."""
+    return f"play-{secrets.token_hex(4)}"
 
 
 def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
@@ -64,7 +73,7 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
             request,
             "playground.html",
             routes=list(config.agent_routes),
-            cid=request.query_params.get("id", ""),
+            cid=request.query_params.get("id") or fresh_conversation_id(),
         )
 
     async def traces(request: Request) -> Response:

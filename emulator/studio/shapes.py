@@ -2,17 +2,21 @@
 
 Plain functions from store objects (:class:`makers_store.Message`,
 :class:`makers_store.ConversationMeta`, state values) to small dicts of
-*text*: the templates escape every string they print (Jinja2 autoescape),
-so nothing here produces markup.
+*text*: the templates escape every string they print (Jinja2 autoescape) and
+show its control characters visibly (:func:`.config.shown`), so nothing here
+produces markup. Times stay milliseconds: the templates' ``moment`` shows them.
+JSON text has its control characters as ``\\uNNNN`` escapes
+(:func:`makers_store.text.printable_json`): still the same JSON when edited
+and saved back.
 """
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from makers_store import ConversationMeta, Message
+from makers_store.text import printable_json
 
 #: Longest text shown for one value before it is cut (the page stays fast
 #: with megabyte messages; the whole value is one click away in its JSON).
@@ -21,19 +25,12 @@ _TOOL_PART_TYPES = {"tool_use", "function_call", "tool_call", "computer_call"}
 _RESULT_PART_TYPES = {"tool_result", "function_call_output", "computer_call_output"}
 
 
-def when(ms: int | None) -> str:
-    """``2026-12-04 08:30:12 UTC`` for a millisecond timestamp ('' for None)."""
-    if ms is None:
-        return ""
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def pretty(value: Any) -> str:
     """``value`` as indented JSON text, cut at :data:`SHOWN_CHARS`."""
     if isinstance(value, str):
         text = value
     else:
-        text = json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+        text = printable_json(json.dumps(value, indent=2, ensure_ascii=False, default=str))
     return cut(text)
 
 
@@ -53,8 +50,8 @@ def conversation_row(meta: ConversationMeta) -> dict[str, Any]:
         "id": meta.conversation_id,
         "title": title_of(meta),
         "count": meta.message_count,
-        "last": when(meta.last_message_at),
-        "created": when(meta.created_at),
+        "last": meta.last_message_at,
+        "created": meta.created_at,
     }
 
 
@@ -100,8 +97,8 @@ def message_view(message: Message) -> dict[str, Any]:
         "id": message.message_id,
         "role": message.role,
         "parts": content_parts(message.content),
-        "created": when(message.created_at),
-        "edited": when(message.updated_at),
+        "created": message.created_at,
+        "edited": message.updated_at,
         "metadata": pretty(metadata) if metadata else "",
         "tool_calls": pretty(tool_calls) if tool_calls else "",
         "raw": pretty(message.to_dict()),
@@ -129,6 +126,6 @@ def state_kind(value: Any) -> str:
 def state_view(key: str, value: Any) -> dict[str, str]:
     return {
         "key": key,
-        "json": json.dumps(value, indent=2, ensure_ascii=False),
+        "json": printable_json(json.dumps(value, indent=2, ensure_ascii=False)),
         "kind": state_kind(value),
     }

@@ -4,12 +4,14 @@ playground streaming a real agent run (and stopping one), traces per run."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from makers_store.text import UNSAFE
 from tests.serve.harness import Server, cli, serving
 
 from .conftest import wait_live
@@ -83,3 +85,37 @@ def test_the_stop_button_stops_a_running_turn(page: Page, served: Server) -> Non
     expect(page.locator(".toast")).to_contain_text("stop route answered HTTP 200")
     expect(page.locator("#run-status")).to_contain_text("done")
     expect(page.locator("#frames li").last).to_contain_text('"aborted": true')
+
+
+def test_the_playground_starts_with_a_fresh_conversation(page: Page, served: Server) -> None:
+    """Opened without ?id=, the playground's first Send works: init's agents
+    answer 400 to a request without a conversation id."""
+    page.goto(studio_url(served, "/playground"))
+    first = page.locator("input[name=cid]").input_value()
+    assert re.fullmatch(r"play-[0-9a-f]{8}", first), first
+    page.select_option("select[name=route]", "/chat")
+    page.click("#playground button[type=submit]")  # the body as the page starts
+    expect(page.locator("#run-status")).to_have_text("done (HTTP 200)")
+    expect(page.locator("#frames li").first).to_contain_text(f'"conversation_id": "{first}"')
+    page.goto(studio_url(served, "/playground"))
+    assert page.locator("input[name=cid]").input_value() not in ("", first)
+    page.goto(studio_url(served, "/playground?id=chosen"))  # from a conversation's page
+    expect(page.locator("input[name=cid]")).to_have_value("chosen")
+
+
+def test_the_playground_shows_control_characters_in_an_answer_visibly(
+    page: Page, served: Server, artifacts: Path
+) -> None:
+    """What the agent streams is shown by the page's script: U+202E as an
+    escape, as the templates and the CLI show it (ESC arrives escaped by the
+    frame's JSON already)."""
+    page.goto(studio_url(served, "/playground"))
+    page.select_option("select[name=route]", "/chat/stream")
+    page.fill("textarea[name=body]", json.dumps({"message": "abc\u202edef \x1b[31mRED"}))
+    page.click("#playground button[type=submit]")
+    expect(page.locator("#run-status")).to_contain_text("done")
+    frames = page.locator("#frames")
+    expect(frames).to_contain_text("abc\\u202edef")
+    expect(frames).to_contain_text("\\u001b[31mRED")
+    assert UNSAFE.search(frames.inner_text()) is None
+    page.screenshot(path=artifacts / "playground-control-characters.png", full_page=True)

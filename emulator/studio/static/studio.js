@@ -1,6 +1,7 @@
 // makers-store Studio: live updates, paging and edits. Server-rendered
 // fragments (escaped by the server's templates) are inserted as they come;
-// anything this script shows itself is set with textContent, never as markup.
+// anything this script shows itself goes through show(): text, never markup,
+// control characters made visible.
 "use strict";
 (function () {
   const meta = (name) => document.querySelector(`meta[name="${name}"]`).content;
@@ -10,11 +11,74 @@
   const conversation = document.querySelector(".conversation");
   const cid = conversation ? conversation.dataset.id : null;
 
+  // --- text and times a person reads ------------------------------------------
+
+  // The characters makers_store.text.UNSAFE escapes (tests/studio holds the two
+  // to the same set): C0 and C1 controls but tab and newline, DEL, the bidi
+  // overrides and isolates, lone surrogates ("u": a surrogate pair is one
+  // character, not two lone ones).
+  const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]/gu;
+
+  // `text` as the server's templates and the CLI show it: U+202E as "\u202e"
+  // (it would reverse what follows), ESC as "\x1b" (else a blank box).
+  function shown(text) {
+    return String(text).replace(UNSAFE, (c) => {
+      const code = c.codePointAt(0);
+      return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+    });
+  }
+
+  // The one way this script puts text of its own (an answer, an error, a
+  // header) on the page.
+  function show(element, text) {
+    element.textContent = shown(text);
+  }
+
+  const pad = (n) => String(n).padStart(2, "0");
+  const localText = (d) => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const utcText = (d) => `${d.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+
+  // "just now", "3 min ago", "2 h ago", "1 day ago", "5 days ago": the CLI's words
+  function ago(ms, now) {
+    let delta = Math.trunc((now - ms) / 1000);
+    const future = delta < 0;
+    delta = Math.abs(delta);
+    if (delta < 10) return "just now";
+    let text = `${delta} s`;
+    for (const [size, unit] of [[86400 * 365, "y"], [86400, "days"], [3600, "h"], [60, "min"]]) {
+      if (delta >= size) {
+        const amount = Math.floor(delta / size);
+        text = `${amount} ${unit === "days" && amount === 1 ? "day" : unit}`;
+        break;
+      }
+    }
+    return future ? `in ${text}` : `${text} ago`;
+  }
+
+  // Every <time datetime> the server wrote (in UTC) in the browser's local
+  // time, UTC on hover; in lists (data-relative) how long ago, local and UTC
+  // on hover. Pages and every fragment inserted later (observed below).
+  function showTimes(root) {
+    const now = Date.now();
+    const times = root.matches && root.matches("time[datetime]") ? [root] : root.querySelectorAll("time[datetime]");
+    for (const time of times) {
+      const at = new Date(time.dateTime);
+      if (Number.isNaN(at.getTime())) continue;
+      if (time.hasAttribute("data-relative")) {
+        time.textContent = ago(at.getTime(), now);
+        time.title = `${localText(at)} local, ${utcText(at)}`;
+      } else {
+        time.textContent = localText(at);
+        time.title = utcText(at);
+      }
+    }
+  }
+
   function toast(text, bad) {
     const box = document.createElement("div");
     box.className = bad ? "toast bad" : "toast";
     box.setAttribute("role", bad ? "alert" : "status");
-    box.textContent = text;
+    show(box, text);
     document.body.appendChild(box);
     setTimeout(() => box.remove(), bad ? 8000 : 2500);
   }
@@ -210,7 +274,7 @@
     "index-rebuild": async () => {
       const answer = await post("/api/index-rebuild", {});
       const out = document.getElementById("index-result");
-      out.textContent = "rebuilt: " + JSON.stringify(answer.summary);
+      show(out, "rebuilt: " + JSON.stringify(answer.summary));
       return "index rebuilt";
     },
   };
@@ -271,7 +335,7 @@
     if (!form) return;
     const stop = document.getElementById("stop-run");
     const frames = document.getElementById("frames");
-    const say = (id, text) => { document.getElementById(id).textContent = text; };
+    const say = (id, text) => show(document.getElementById(id), text);
     let running = null;
 
     // the stop route: ROUTE/stop, else a sibling stop (/chat/stream -> /chat/stop)
@@ -312,11 +376,11 @@
           buffered = pieces.pop();
           for (const piece of pieces) {
             const item = document.createElement("li");
-            item.textContent = piece;
+            show(item, piece);
             frames.appendChild(item);
           }
         }
-        if (buffered) { const item = document.createElement("li"); item.textContent = buffered; frames.appendChild(item); }
+        if (buffered) { const item = document.createElement("li"); show(item, buffered); frames.appendChild(item); }
         say("run-status", `done (HTTP ${response.status})`);
       } catch (error) {
         say("run-status", error.name === "AbortError" ? "disconnected" : `failed: ${error.message}`);
@@ -345,4 +409,11 @@
 
   playground();
   connect();
+  showTimes(document);
+  new MutationObserver((changes) => {
+    for (const change of changes) {
+      for (const node of change.addedNodes) if (node.nodeType === Node.ELEMENT_NODE) showTimes(node);
+    }
+  }).observe(document.body, { childList: true, subtree: true });
+  setInterval(() => showTimes(document), 30000);  // "just now" does not stay true
 })();
