@@ -22,24 +22,29 @@ SHOWN_HELPERS = 5
 
 
 def _route_lines(routes: RouteTable) -> list[str]:
-    """``  ANY   /api/**   cloud-functions/api/index.py (Flask app)``, one per route."""
-    width = max((len(route.shown_path) for route in routes.all), default=0)
+    """``  ANY   /api/**   cloud-functions/api/index.py (Flask app)``, one per route
+    (file names are the project's: escaped before the padding is measured)."""
+    from .text import printable_line
+
+    paths = [printable_line(route.shown_path) for route in routes.all]
+    width = max((len(path) for path in paths), default=0)
     lines = []
-    for route in routes.all:
+    for route, path in zip(routes.all, paths, strict=True):
         kind = "" if route.runtime == "agent" else f" ({route.entry_label})"
-        lines.append(f"  {route.methods:<4}  {route.shown_path:<{width}}  {route.relative}{kind}")
+        file = printable_line(route.relative)
+        lines.append(f"  {route.methods:<4}  {path:<{width}}  {file}{kind}")
     return lines
 
 
 def _print_routes(routes: RouteTable) -> None:
     """The route table, then the cloud-function helper modules (which are not routed)."""
-    from rich.console import Console
-    from rich.text import Text
+    from .render import stdout
+    from .text import printable_line
 
-    console = Console()
+    screen = stdout()
 
-    def say(line: str) -> None:  # user data: never markup, never re-wrapped
-        console.print(Text(line), highlight=False, soft_wrap=True)
+    def say(line: str) -> None:  # through the one safe printer, never re-wrapped
+        screen.print(line, whole=True)
 
     if routes.all:
         say("routes")
@@ -48,20 +53,20 @@ def _print_routes(routes: RouteTable) -> None:
     else:
         say("no routes yet: add agents/<name>.py or cloud-functions/<path>.py")
     if routes.helpers:
-        shown = ", ".join(routes.helpers[:SHOWN_HELPERS])
+        shown = ", ".join(printable_line(helper) for helper in routes.helpers[:SHOWN_HELPERS])
         more = len(routes.helpers) - SHOWN_HELPERS
         say(
             f"helpers (not routed: no entry pattern): {shown}"
             + (f" and {more} more" if more > 0 else "")
         )
-    console.file.flush()
 
 
-def _warn(message: str) -> None:
-    from rich.console import Console
-    from rich.markup import escape
+def warn(message: str) -> None:
+    """``warning: ...`` on stderr, one line whatever the width (scripts read it);
+    ``serve`` and ``studio`` alike."""
+    from .render import stderr, text
 
-    Console(stderr=True).print(f"[yellow]warning:[/yellow] {escape(message)}", highlight=False)
+    stderr().print(text("warning: ", style="yellow") + text(message), whole=True)
 
 
 def _require_serve_extra() -> None:
@@ -152,7 +157,7 @@ def serve_command(
     )
     listeners = server.listen(prepared)  # a port in use fails here, before the route table
     for warning in prepared.warnings:
-        _warn(warning)
+        warn(warning)
     _print_routes(prepared.routes)
     server.run(prepared, listeners, on_routes=_print_routes)
 

@@ -31,12 +31,11 @@ def studio_command(
     ] = False,
 ) -> None:
     """Serve the Studio: conversations, transcripts, state and framework data, live."""
-    from rich.console import Console
-    from rich.text import Text
-
     from makers_store.errors import missing_extra
 
     from .context import check_store_url
+    from .render import stdout
+    from .serve import warn
 
     url = store or cli_state(ctx).store_url
     check_store_url(url, create=False)  # memory:// would show an empty store that no one can fill
@@ -51,18 +50,16 @@ def studio_command(
     except ModuleNotFoundError as exc:
         # the same advice require_extra gives, naming the extra that brings the module
         raise missing_extra(exc.name or str(exc), "studio") from None
-    err = Console(stderr=True)
     warning = bind_warning(host)
     if warning:
-        # one line, whatever the width: scripts read it
-        warned = Text("warning: ", style="yellow") + Text(warning)
-        err.print(warned, highlight=False, soft_wrap=True)
+        warn(warning)
+    screen = stdout()  # the store's URL is the user's: through the one safe printer
 
     def ready(url: str, label: str) -> None:
-        out = Console()
-        out.print(Text(f"Studio for {label or 'the store'}"), highlight=False, soft_wrap=True)
-        out.print(Text(f"  {url}"), highlight=False, soft_wrap=True)
-        out.print(Text("Ctrl+C stops"), highlight=False)
-        out.file.flush()
+        screen.print(f"Studio for {label or 'the store'}", whole=True)
+        screen.print(f"  {url}", whole=True)
+        screen.print("Ctrl+C stops", whole=True)
 
     run_studio(url, host, port, open_browser=open_browser, on_ready=ready)
+    # said once every request has ended and the store is closed: the port is free
+    screen.print("Studio stopped", whole=True)

@@ -38,7 +38,8 @@ event-stream format: workers stream it, the front ends a broken stream with
 it, project code imports :class:`StreamResponse`), :mod:`.http_client` (the
 front's client for its workers, and a worker's for its Node worker),
 :mod:`.listening` and :mod:`.uvicorn_server` (binding and serving a port, for
-``serve`` and ``studio`` alike). These import no room.
+``serve`` and ``studio`` alike), :mod:`.log` (every line they print made safe
+to show, with :mod:`makers_store.text`, the CLI's own). These import no room.
 
 Which room imports which: every room may import the shared modules and
 ``project/``. ``front/`` imports no other room: it reaches a worker only over

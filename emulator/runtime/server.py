@@ -29,6 +29,7 @@ from makers_store.location import StoreLocation, resolve
 from . import listening
 from .errors import ServeError
 from .front.supervisor import WorkerPool, WorkerSpec
+from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
 from .node.setup import NodeRuntime, prepare_node, project_warnings
 from .project.edgeone import AgentsConfig, read_agents_config
 from .project.envfile import project_env
@@ -42,7 +43,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger("makers_store.serve")
 
 MAX_INSTANCES = 64
-FRONT_GRACEFUL_S = 3
+#: Seconds requests still running get to finish once Ctrl+C is pressed (the
+#: workers are asked to stop at the same moment, with as long); then they are
+#: cut. A developer pressing Ctrl+C wants the port back, not a drain.
+FRONT_GRACEFUL_S = 1
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,8 @@ def _configure_logging() -> None:
     log = logging.getLogger("makers_store.serve")
     if not log.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        # a request's path and headers are the client's: shown, never obeyed
+        handler.setFormatter(SafeFormatter(LINE_FORMAT, TIME_FORMAT))
         log.addHandler(handler)
         log.setLevel(logging.INFO)
         log.propagate = False
@@ -245,16 +250,30 @@ async def _serve(
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
-    studio = _mount_studio(front, prepared)
     guarded = front_limits.GuardedH11Protocol.with_limits(limits)
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
+    studio = _mount_studio(front, prepared, server.stopping)
     stop = stopper(server)
     stop_requested = asyncio.Event()
     loop = asyncio.get_running_loop()
 
+    signals = 0
+
     def on_signal(signum: int) -> None:
+        nonlocal signals
+        signals += 1
+        if signals > 1:  # a second Ctrl+C: the front stops at once, and so do its workers
+            loop.call_soon_threadsafe(pool.kill)
         loop.call_soon_threadsafe(stop_requested.set)
         stop(signum)
+
+    # The workers stop as soon as a stop is asked, alongside the front's own
+    # graceful period rather than after it: in-flight runs get the same
+    # second in both, and Ctrl+C takes about that long at most. Not before the
+    # start has ended (or been cancelled): a worker it is still spawning would
+    # be missed.
+    started = asyncio.Event()
+    stopping_workers = asyncio.create_task(_stop_when(stop_requested, started, pool))
 
     on_stop_signals(on_signal)
     routes = prepared.routes
@@ -279,7 +298,9 @@ async def _serve(
 
     watcher: asyncio.Task[None] | None = None
     try:
-        if not await _start_unless_stopped(pool, stop_requested):
+        ready = await _start_unless_stopped(pool, stop_requested)
+        started.set()
+        if not ready:
             return
         if options.reload:
             watcher = asyncio.create_task(reloading.watch(prepared.project, reloaded))
@@ -292,15 +313,28 @@ async def _serve(
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-        await pool.stop()
+        started.set()  # a start that failed has ended too
+        stop_requested.set()  # and its workers are stopped
+        await stopping_workers
         if studio is not None:
             await studio.store.close()
         logger.info("stopped")
 
 
-def _mount_studio(front: FrontApp, prepared: PreparedServe) -> ServedStudio | None:
+async def _stop_when(
+    stop_requested: asyncio.Event, started: asyncio.Event, pool: WorkerPool
+) -> None:
+    await stop_requested.wait()
+    await started.wait()
+    await pool.stop()
+
+
+def _mount_studio(
+    front: FrontApp, prepared: PreparedServe, stopping: asyncio.Event
+) -> ServedStudio | None:
     """Serve the Studio at /_studio/ through ``front`` (None, with the
-    reason logged, where it cannot be: a store living inside the workers)."""
+    reason logged, where it cannot be: a store living inside the workers).
+    ``stopping`` is set when serve stops: the Studio's event streams end then."""
     from ..studio.under_serve import studio_for_serve
 
     studio = studio_for_serve(
@@ -309,6 +343,7 @@ def _mount_studio(front: FrontApp, prepared: PreparedServe) -> ServedStudio | No
         prepared.options.host,
         prepared.project,
         tuple(route.path for route in prepared.routes.agents),
+        stopping,
     )
     if isinstance(studio, str):
         logger.warning("%s", studio)

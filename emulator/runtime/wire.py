@@ -102,6 +102,9 @@ class WorkerSettings:
     function_limits: bool = True
     #: ``NodeRuntime.to_json()``: how to start this instance's Node worker (None: no Node routes).
     node: dict[str, str | None] | None = None
+    #: Whether this worker shows the traceback of a route that fails to import
+    #: (the front asks one worker per start or reload; the others say it in one line).
+    report_imports: bool = True
 
     def encode(self) -> str:
         return json.dumps({**asdict(self), "project": str(self.project)})
@@ -120,6 +123,7 @@ class WorkerSettings:
             agent_timeout_s=data.get("agent_timeout_s"),
             function_limits=bool(data.get("function_limits", True)),
             node=data.get("node"),
+            report_imports=bool(data.get("report_imports", True)),
         )
 
 

@@ -4,15 +4,17 @@ Each event is one :class:`makers_store.StoreChange` from
 :meth:`ContextStore.watch` (``event: change``, ``data: {"conversation_id",
 "parts"}``); the page then fetches the fragments that changed. A comment
 line every :data:`HEARTBEAT_S` keeps proxies from closing the stream and
-lets the server notice a closed tab. Watching starts with the stream; the
-page refreshes once when the stream opens, so nothing written between
-rendering the page and opening the stream is missed.
+lets the server notice a closed tab; the stream ends when the server begins
+to stop (:attr:`.config.StudioConfig.stopping`). Watching starts with the
+stream; the page refreshes once when the stream opens, so nothing written
+between rendering the page and opening the stream is missed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from asyncio import FIRST_COMPLETED
 from collections.abc import AsyncIterator
 
 from starlette.background import BackgroundTask
@@ -44,19 +46,25 @@ def routes(p: str, config: StudioConfig) -> list[Route]:
 
         async def stream() -> AsyncIterator[bytes]:
             pending: asyncio.Task[StoreChange] | None = None
+            # the stream never ends by itself: it ends when the server stops,
+            # else the stop would wait for every open tab
+            stopping = asyncio.ensure_future(config.stopping.wait())
             try:
                 yield b"event: ready\ndata: {}\n\n"
-                while True:
+                while not stopping.done():
                     if pending is None:
                         pending = asyncio.ensure_future(anext(watch))
                     # never cancel a pending step of the watch: wait on it again
-                    done, _ = await asyncio.wait({pending}, timeout=HEARTBEAT_S)
+                    done, _ = await asyncio.wait(
+                        {pending, stopping}, timeout=HEARTBEAT_S, return_when=FIRST_COMPLETED
+                    )
                     if not done:
                         yield b": keep-alive\n\n"
-                        continue
-                    change, pending = pending.result(), None
-                    yield frame(change)
+                    elif pending in done:
+                        change, pending = pending.result(), None
+                        yield frame(change)
             finally:
+                stopping.cancel()
                 if pending is not None:
                     pending.cancel()
                     await asyncio.gather(pending, return_exceptions=True)

@@ -17,7 +17,8 @@ from makers_store import open_store
 from ..runtime import listening
 from . import require_extra, security, studio_app
 
-#: Seconds open event streams get to end when the Studio stops.
+#: Seconds a request still running gets when the Studio stops (its event
+#: streams end at once: they never end by themselves).
 GRACEFUL_S = 1
 
 
@@ -69,8 +70,13 @@ async def _serve(
             hosts=security.allowed_hosts(host),
             store_label=label,
         )
-        # serve's uvicorn setup: Ctrl-C / SIGTERM stop it gracefully, exit code 0
-        server = Server(quiet_config(studio_app(config), graceful_s=GRACEFUL_S))
+        # serve's uvicorn setup: Ctrl-C / SIGTERM stop it gracefully, exit code 0;
+        # the page's event streams end as the stop begins (config.stopping)
+        # lifespan off: the store is opened and closed here, the app starts nothing
+        app = studio_app(config)
+        server = Server(
+            quiet_config(app, graceful_s=GRACEFUL_S, lifespan=False), stopping=config.stopping
+        )
         on_stop_signals(stopper(server))
         serving = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started and not serving.done():  # noqa: ASYNC110 - uvicorn sets a flag, no event

@@ -8,6 +8,7 @@ folder whose name starts with ``_`` is never routed.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -27,9 +28,15 @@ class ServedStudio:
 
 
 def studio_for_serve(
-    store_url: str, scheme: str, host: str, project: Path, agent_routes: tuple[str, ...]
+    store_url: str,
+    scheme: str,
+    host: str,
+    project: Path,
+    agent_routes: tuple[str, ...],
+    stopping: asyncio.Event,
 ) -> ServedStudio | str:
-    """The Studio for a serve run, or why there is none (a warning to print)."""
+    """The Studio for a serve run, or why there is none (a warning to print);
+    ``stopping``: set when serve stops."""
     if scheme == "memory":
         return (
             "no Studio at /_studio/: a memory:// store lives inside the instance, "
@@ -51,5 +58,6 @@ def studio_for_serve(
         project=project,
         agent_routes=agent_routes,
         store_label=store_url,
+        stopping=stopping,
     )
     return ServedStudio(create_app(config), store)

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from makers_store.text import printable_line
+
 from ...studio import SERVE_PREFIX as STUDIO_PREFIX
 from ..errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
 from ..http_client import Connection, Headers, ResponseHead
@@ -66,6 +68,13 @@ class _Outcome:
 
 def _shorten(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown(text: str) -> str:
+    """A client's path or header in a log line: one line, control characters
+    escaped (the path arrives percent-decoded: ``%1b`` is an ESC, ``%0a`` a
+    newline that would forge a log line of its own)."""
+    return printable_line(text)
 
 
 def _is_studio_path(path: str) -> bool:
@@ -151,7 +160,7 @@ class FrontApp:
             worker, connection = await self._open(conversation)
         except (NoInstanceError, UpstreamError) as exc:
             status = 503 if isinstance(exc, NoInstanceError) else 502
-            logger.warning("%s %s -> %d: %s", scope["method"], scope["path"], status, exc)
+            logger.warning("%s %s -> %d: %s", scope["method"], _shown(scope["path"]), status, exc)
             await send_json(send, status, {"error": str(exc)}, fallback)
             return
         outcome = _Outcome()
@@ -169,11 +178,11 @@ class FrontApp:
             logger.info(
                 "%s %s -> %s %.0fms instance=%d conversation=%s run=%s%s",
                 scope["method"],
-                scope["path"],
+                _shown(scope["path"]),
                 outcome.status or "-",
                 (time.perf_counter() - started) * 1000,
                 worker.serial,
-                _shorten(conversation) or "-",
+                _shorten(_shown(conversation)) or "-",
                 outcome.run.decode("latin-1") or "-",
                 outcome.note,
             )

@@ -9,7 +9,9 @@ usual case). Requests without a conversation go round-robin. A worker that exits
 unexpectedly is replaced (after a growing pause if it keeps crashing); with
 ``--recycle-every K`` a worker is retired after K requests: it takes no new
 request, finishes its in-flight ones, then exits, and a fresh process takes
-its slot. Worker output is relayed line by line, prefixed ``[instance N]``.
+its slot. Worker output is relayed line by line, prefixed ``[instance N]``,
+control characters shown escaped (:func:`..log.relayed_line`): project code
+logs what clients send, and no client may drive the developer's terminal.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any, BinaryIO
 
 from ..errors import NoInstanceError, ServeError, UpstreamError
 from ..http_client import request_json
+from ..log import relayed_line
 from ..platform_choices import ABORT_FANOUT_TIMEOUT_S
 from ..wire import ABORT_PATH, READY_MARKER, SETTINGS_ENV, TOKEN_HEADER, WorkerSettings
 
@@ -106,7 +109,7 @@ class WorkerPool:
     async def start(self) -> None:
         """Start every instance and wait until all are ready."""
         for slot in range(self.instances):
-            await self._spawn(slot)
+            await self._spawn(slot, report=slot == 0)
         deadline = time.monotonic() + START_TIMEOUT_S
         while not all(w is not None and w.usable for w in self.slots):
             failed = [i for i, count in enumerate(self._failures) if count >= _MAX_START_FAILURES]
@@ -142,6 +145,13 @@ class WorkerPool:
         for task in list(self._tasks):
             task.cancel()
 
+    def kill(self) -> None:
+        """Kill every worker now (a second Ctrl+C): :meth:`stop`, if waiting
+        for them to finish their runs, returns at once."""
+        self._stopping = True
+        for worker in list(self.workers):
+            self._signal(worker, kill=True)
+
     def _signal(self, worker: Worker, *, kill: bool) -> None:
         if worker.process.returncode is None:
             try:
@@ -166,7 +176,11 @@ class WorkerPool:
 
     # --- spawning ----------------------------------------------------------
 
-    async def _spawn(self, slot: int, delay: float = 0.0) -> None:
+    async def _spawn(self, slot: int, delay: float = 0.0, *, report: bool = False) -> None:
+        """Start a worker in ``slot``; ``report``: it shows the traceback of a
+        route that fails to import (one worker per start or reload does: with
+        the others and every replacement saying it in a line, a broken route's
+        traceback is printed once, not once per instance)."""
         if delay:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop_requested.wait(), delay)
@@ -185,6 +199,7 @@ class WorkerPool:
             agent_timeout_s=self.spec.agent_timeout_s,
             function_limits=self.spec.function_limits,
             node=self.spec.node,
+            report_imports=report,
         )
         env = {
             **self.spec.env,
@@ -229,10 +244,10 @@ class WorkerPool:
                     logger.info("instance %d ready (pid %d)", worker.serial, worker.pid)
                     self._notify()
                     continue
-                out.write(prefix + line + b"\n")
+                out.write(relayed_line(prefix, line))
             out.flush()
         if pending:
-            out.write(prefix + pending + b"\n")
+            out.write(relayed_line(prefix, pending))
             out.flush()
 
     async def _watch(self, worker: Worker) -> None:
@@ -261,13 +276,13 @@ class WorkerPool:
             ] else 0.0
             self._task(self._spawn(worker.slot, delay), "spawn")
 
-    def _retire(self, worker: Worker, reason: str) -> None:
+    def _retire(self, worker: Worker, reason: str, *, report: bool = False) -> None:
         if worker.retiring:
             return
         worker.retiring = True
         logger.info("instance %d retires: %s", worker.serial, reason)
         if self.slots[worker.slot] is worker and not self._stopping:
-            self._task(self._spawn(worker.slot), "spawn")
+            self._task(self._spawn(worker.slot, report=report), "spawn")
         if worker.inflight == 0:
             self._signal(worker, kill=False)
         else:
@@ -276,9 +291,10 @@ class WorkerPool:
             )
 
     async def restart_all(self, reason: str) -> None:
-        """Replace every instance (used by --reload)."""
+        """Replace every instance (used by --reload); the code changed, so the
+        first replacement shows import tracebacks again."""
         for worker in [w for w in self.slots if w is not None]:
-            self._retire(worker, reason)
+            self._retire(worker, reason, report=worker.slot == 0)
 
     # --- requests ----------------------------------------------------------
 

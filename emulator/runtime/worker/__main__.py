@@ -24,7 +24,9 @@ from ..wire import READY_MARKER, SETTINGS_ENV, WorkerSettings
 from . import loader
 from .app import WorkerApp
 
-GRACEFUL_S = 2
+#: Seconds in-flight requests get when the front stops the worker (Ctrl+C):
+#: the front gives its own the same second, at the same time.
+GRACEFUL_S = 1
 #: Holds the ``_platform`` package (``from _platform.context import sse``); package data
 #: at the runtime's top, not a module of any room.
 SHIM_DIR = Path(__file__).parents[1] / "shim"
@@ -64,7 +66,9 @@ def main() -> None:
 
     app = WorkerApp(settings, on_ready=ready)
     app.check_imports()
-    server = Server(quiet_config(app.asgi(), graceful_s=GRACEFUL_S, date_header=False))
+    server = Server(
+        quiet_config(app.asgi(), graceful_s=GRACEFUL_S, date_header=False, timestamps=False)
+    )
     on_stop_signals(stopper(server))
     threading.Thread(
         target=_watch_parent, args=(server, os.getppid()), name="parent-watch", daemon=True

@@ -116,6 +116,11 @@ def project_traceback(exc: BaseException) -> str:
     return "".join(trace.format()).rstrip()
 
 
+def _failure(exc: BaseException) -> str:
+    """``ModuleNotFoundError: No module named 'x'``: an import failure in one line."""
+    return f"{type(exc).__name__}: {exc}"
+
+
 class WorkerApp:
     """Serves one project; one instance per worker process."""
 
@@ -131,6 +136,10 @@ class WorkerApp:
         )
         self.env: dict[str, str] = dict(os.environ)
         self.on_ready = on_ready
+        #: module -> its import failure (``Type: message``), reported already
+        #: (with its traceback, here or by the instance that shows them): a
+        #: request to the route then says it in one line
+        self._import_failures: dict[str, str] = {}
         self._store: makers_store.ContextStore | None = None
         self._sync_store: makers_store.SyncContextStore | None = None
         #: This instance's Node worker (started with the store when there are Node routes).
@@ -150,19 +159,34 @@ class WorkerApp:
     # --- lifecycle ---------------------------------------------------------
 
     def check_imports(self) -> None:
-        """Import every route module now, so a broken one is reported at start, not on use."""
+        """Import every route module now, so a broken one is reported at start, not on use.
+
+        The traceback is shown once per failing route: by the instance the
+        front asks to (``settings.report_imports``: the first of a start or a
+        reload), the others and replacements saying it in one line.
+        """
         for route in self.routes.all:
             if route.language == "node":
                 continue  # the Node worker imports these (and reports failures) as it starts
             try:
                 module = importlib.import_module(route.module)
             except Exception as exc:
-                logger.error(
-                    "ERROR %s failed to import; requests to %s will answer 500:\n%s",
-                    route.relative,
-                    route.path,
-                    project_traceback(exc),
-                )
+                failure = _failure(exc)
+                self._import_failures[route.module] = failure
+                if self.settings.report_imports:
+                    logger.error(
+                        "ERROR %s failed to import; requests to %s will answer 500:\n%s",
+                        route.relative,
+                        route.path,
+                        project_traceback(exc),
+                    )
+                else:
+                    logger.error(
+                        "ERROR %s failed to import (%s); requests to %s will answer 500",
+                        route.relative,
+                        failure,
+                        route.path,
+                    )
                 continue
             handler = getattr(module, "handler", None)
             if route.runtime != "agent":
@@ -300,10 +324,14 @@ class WorkerApp:
         except LookupError as exc:
             raise ResultError(f"{route.relative} {exc}") from None
         except Exception as exc:
-            logger.error("%s failed to import:\n%s", route.relative, project_traceback(exc))
-            raise ResultError(
-                f"{route.relative} failed to import: {type(exc).__name__}: {exc}"
-            ) from None
+            failure = _failure(exc)
+            # shown at start already: the request's own error line says it again,
+            # in one line; a different failure (the module changed since, or
+            # fails only sometimes) gets its traceback
+            if self._import_failures.get(route.module) != failure:
+                self._import_failures[route.module] = failure
+                logger.error("%s failed to import:\n%s", route.relative, project_traceback(exc))
+            raise ResultError(f"{route.relative} failed to import: {failure}") from None
 
     def _node_agent(self, route: ProjectRoute) -> Any:
         if self.node is None:
