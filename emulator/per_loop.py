@@ -188,10 +188,11 @@ class PerLoop(Generic[R]):
             if await asyncio.to_thread(_run_idle, loop, lambda: aclose(resource)):
                 return
         if loop.is_running():
+            closing = aclose(resource)
             try:
-                done: Future[None] = asyncio.run_coroutine_threadsafe(aclose(resource), loop)
+                done: Future[None] = asyncio.run_coroutine_threadsafe(closing, loop)
             except RuntimeError:  # closed meanwhile
-                pass
+                closing.close()
             else:
                 await asyncio.wait([asyncio.wrap_future(done)], timeout=OTHER_LOOP_WAIT)
                 return

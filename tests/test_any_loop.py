@@ -354,3 +354,38 @@ async def test_postgres_a_connection_that_lost_its_prepared_statements_is_replac
         await store.append_message(conversation_id="c", role="user", content="after")
         assert (await contents(store, "c"))[-1] == "after"
         assert not set(map(id, blobs._pools.current().idle)) & set(map(id, stale))
+
+
+# --- queue time: what retry budgets leave out -----------------------------------
+
+
+@pytest.mark.parametrize("kind", [kind for kind in ("postgres", "s3") if kind in BACKENDS])
+async def test_waiting_behind_other_units_is_reported_as_queue_time(
+    kind: str, tmp_path: Path
+) -> None:
+    """A unit that waits for its loop's only connection (PostgreSQL) or
+    request slot (S3) reports the wait, which retry budgets do not count."""
+    from makers_store import retry
+
+    one = "&pool_max=1" if kind == "postgres" else "&max_connections=1"
+    async with makers_store.open_store(backend_url(kind, tmp_path) + one) as store:
+        blobs: Any = store.blobs
+        await blobs.put("k", b"v")  # opens this loop's connection or client
+        cell = [0.0]
+        token = retry._queued.set(cell)  # as RetryPolicy.run does around a unit
+        try:
+            if kind == "postgres":
+                pool = blobs._pools.current()
+                conn = await blobs._take(pool)  # hold the only connection ...
+                reader = asyncio.ensure_future(blobs.get("k"))
+                await asyncio.sleep(0.3)
+                blobs._give(pool, conn, True)  # ... for 0.3 s
+            else:
+                slots = blobs._clients.current().bucket.slots
+                async with slots:  # hold the only request slot for 0.3 s
+                    reader = asyncio.ensure_future(blobs.get("k"))
+                    await asyncio.sleep(0.3)
+            assert (await reader) is not None
+        finally:
+            retry._queued.reset(token)
+        assert cell[0] >= 0.25
