@@ -97,13 +97,27 @@ def _last_messages(
     """The newest ``limit`` (+ tombstoned) message blobs in seqs [low, high),
     newest first, through forward listings only. Deleted messages leave gaps
     in the seqs; meta knows how many (``next_seq - cleared_below -
-    message_count``), so a window that many seqs wider holds the page."""
+    message_count``), so a window that many seqs wider holds the page. Without
+    transactions a message can be deleted after this meta was read (a
+    concurrent ``pop_item``): a window that then holds too few is widened to
+    the whole range once, so a page is never cut short by such a race."""
     gen = record.generation
-    prefix = keys.messages_prefix(cid, gen)
     want = limit + len(record.tombstones)
     gaps = record.next_seq - record.cleared_below - record.message_count
     start = max(low, high - want - gaps)
-    if gaps > len(record.tombstones):  # find where the page starts: keys only
+    blobs = yield from _newest_from(cid, gen, start, high, want, gaps > len(record.tombstones))
+    if len(blobs) < want and start > low:
+        blobs = yield from _newest_from(cid, gen, low, high, want, True)
+    return blobs
+
+
+def _newest_from(
+    cid: str, gen: str, start: int, high: int, want: int, find_start: bool
+) -> Generator[Op, Any, list[Entry]]:
+    """The newest ``want`` message blobs in seqs [start, high), newest first;
+    ``find_start``: list keys first to skip to the ``want`` newest (there are gaps)."""
+    prefix = keys.messages_prefix(cid, gen)
+    if find_start:  # find where the page starts: keys only
         found: list[str] = []
         after = keys.message_key(cid, start - 1, gen) if start > 0 else None
         while True:
