@@ -1,13 +1,14 @@
 """Run an adapter's coroutines for synchronous callers (LangGraph's ``invoke``).
 
 Adapters are async at heart; frameworks also call their sync methods from
-plain threads. :class:`SyncBridge` runs such a call on the adapter's *home*
-event loop (the one that built it or last ran its async methods) while that
-loop is running in another thread, so a backend bound to that loop (a
-PostgreSQL pool, an HTTP session) keeps working; otherwise on a private
-:class:`~makers_store.portal.Portal` thread, started on first use. A sync
-call made on the home loop itself would block it, and raises
-:class:`~makers_store.errors.SyncCallInEventLoopError` instead.
+plain threads. Such a call runs on a private :class:`~makers_store.portal.Portal`
+thread, started on first use: the one way this package runs coroutines for
+blocking callers, as the synchronous facade does. Every backend works from any
+event loop (see "Any event loop, any thread" in docs/backends.md), so the call
+needs no particular loop. One guard stays: a sync call made on the event loop
+that runs the adapter's async methods would block that loop while it waits,
+so it raises :class:`~makers_store.errors.SyncCallInEventLoopError` instead,
+as LangGraph's own async savers do.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class SyncBridge:
             self.remember_loop()
 
     def remember_loop(self) -> None:
-        """Call from async methods: the running loop becomes the home loop."""
+        """Call from async methods: the running loop is the one a sync call must not block."""
         self._home = weakref.ref(asyncio.get_running_loop())
 
     def call(self, coro: Coroutine[Any, Any, T]) -> T:
@@ -43,16 +44,13 @@ class SyncBridge:
             running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        home = None if self._home is None else self._home()
-        if running is not None and running is home:
+        if running is not None and self._home is not None and running is self._home():
             coro.close()
             raise SyncCallInEventLoopError(
                 f"synchronous {self._owner} call on the event loop that runs its async "
                 f"methods would block that loop; use the async methods there "
                 f"({self._async_hint})"
             )
-        if home is not None and home.is_running():
-            return asyncio.run_coroutine_threadsafe(coro, home).result()
         return self._portal.call(coro)
 
     @property

@@ -36,6 +36,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 import makers_store
+from makers_store import Portal
 from makers_store.errors import MemoryValidationError
 
 from ..errors import ResultError
@@ -202,8 +203,12 @@ class WorkerApp:
 
     @asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        # One store per worker: agents use it async, cloud functions (sync code,
+        # in threads) through the sync facade on a portal thread of its own;
+        # every backend takes calls from any event loop (docs/backends.md).
         self._store = makers_store.open_store(self.settings.store_url)
-        self._sync_store = makers_store.open_sync_store(self.settings.store_url)
+        portal = Portal()
+        self._sync_store = makers_store.SyncContextStore(self._store, portal)
         await self._start_node()
         if self.on_ready is not None:
             self.on_ready()
@@ -212,8 +217,8 @@ class WorkerApp:
         finally:
             if self.node is not None:
                 await self.node.close()
-            await self._store.close()
-            await asyncio.to_thread(self._sync_store.close)
+            await self._store.close()  # releases what the portal's loop holds too
+            await asyncio.to_thread(portal.stop)
 
     async def _start_node(self) -> None:
         """Start this instance's Node worker when the project has Node routes."""
