@@ -4,7 +4,7 @@ Adapters are async at heart; frameworks also call their sync methods from
 plain threads. Such a call runs on a private :class:`~makers_store.portal.Portal`
 thread, started on first use: the one way this package runs coroutines for
 blocking callers, as the synchronous facade does. Every backend works from any
-event loop (see "Any event loop, any thread" in docs/backends.md), so the call
+event loop (docs/backends.md, "Event loops and threads"), so the call
 needs no particular loop. One guard stays: a sync call made on the event loop
 that runs the adapter's async methods would block that loop while it waits,
 so it raises :class:`~makers_store.errors.SyncCallInEventLoopError` instead,
