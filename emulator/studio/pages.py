@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from makers_store import ContextStore, ConversationMeta, MemoryValidationError
+from makers_store import ContextStore, ConversationMeta, MemoryValidationError, search
 
 from . import frameworks, shapes
 from .config import Renderer, StudioConfig
@@ -158,7 +158,7 @@ async def _conversation_listing(store: ContextStore, request: Request) -> dict[s
         rows, resume, scanned = await _search_titles(store, query, user, after)
         values.update(rows=rows, next=resume, previous=None)
         values["note"] = (
-            f"titles containing {query!r} among the newest {scanned:,} conversations"
+            f"ids and titles containing {query!r} among the newest {scanned:,} conversations"
             + (" (more further on)" if resume else "")
         )
         return values
@@ -176,9 +176,10 @@ async def _conversation_listing(store: ContextStore, request: Request) -> dict[s
 async def _search_titles(
     store: ContextStore, query: str, user: str | None, after: str | None
 ) -> tuple[list[dict[str, Any]], str | None, int]:
-    """Conversations whose title contains ``query`` (any case), reading at
-    most :data:`SEARCH_SCAN` from ``after`` on; and where to go on from."""
-    needle = query.casefold()
+    """Conversations whose id or title contains ``query`` (any case: the rule of
+    ``store.admin.find_conversations``, :func:`makers_store.search.conversation_matches`),
+    reading at most :data:`SEARCH_SCAN` from ``after`` on; and where to go on from."""
+    found = search.pattern(query)
     rows: list[dict[str, Any]] = []
     scanned = 0
     cursor = after
@@ -188,7 +189,7 @@ async def _search_titles(
         rows += [
             shapes.conversation_row(m)
             for m in page.items
-            if needle in shapes.title_of(m).casefold()
+            if search.conversation_matches(m, found)
         ]
         cursor = page.next_cursor
         if cursor is None:
