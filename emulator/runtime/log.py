@@ -76,3 +76,20 @@ def relayed_line(prefix: bytes, line: bytes) -> bytes:
     and the line, control characters escaped (invalid UTF-8 as ``\\xNN``)."""
     text = line.decode("utf-8", "backslashreplace")
     return prefix + printable(text).encode("utf-8") + b"\n"
+
+
+_ignored_options: set[tuple[str, str]] = set()
+
+
+def ignored_option(where: str, key: str, accepted: tuple[str, ...]) -> None:
+    """Log once per process that ``where`` (``context.store.getMessages``,
+    ``context.sandbox.commands.run``) ignores the option ``key``: the platform's
+    API is JavaScript, where a property nobody reads is not an error."""
+    if (where, key) in _ignored_options:
+        return
+    _ignored_options.add((where, key))
+    logging.getLogger("makers_store.serve").warning(
+        "%s: %r is not an option it takes (%s); ignored, as JavaScript ignores a "
+        "property nobody reads",
+        where, key, ", ".join(accepted),
+    )

@@ -23,6 +23,8 @@ from makers_store.codec import MAX_NESTING
 from makers_store.errors import MemoryValidationError
 from makers_store.models import ConversationMeta, ListConversationsResult, Message
 
+from ..log import ignored_option
+
 #: One store RPC method: its params (Node names) in, its result (JSON-able) out.
 Handler = Callable[[dict[str, Any]], Awaitable[Any]]
 NONJSON = "$nonjson"
@@ -34,7 +36,6 @@ _JS_TYPES = {name: type(name, (), {}) for name in ("function", "symbol", "bigint
 _UPPER = re.compile(r"(?<!^)(?=[A-Z])")
 logger = logging.getLogger("makers_store.serve")
 #: (method, key) pairs already warned about in this process
-_warned_options: set[tuple[str, str]] = set()
 
 
 def snake(name: str) -> str:
@@ -120,14 +121,7 @@ def keyword_arguments(
 
 def ignore_unknown(method: str, key: str, accepted: tuple[str, ...]) -> None:
     """Log once per process that ``method`` ignores the option ``key``."""
-    if (method, key) in _warned_options:
-        return
-    _warned_options.add((method, key))
-    logger.warning(
-        "context.store.%s: %r is not an option it takes (%s); ignored, as JavaScript "
-        "ignores a property nobody reads",
-        method, key, ", ".join(accepted),
-    )
+    ignored_option(f"context.store.{method}", key, accepted)
 
 
 def option_arguments(

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from ..errors import PlatformOnlyError, ToolArgumentError, ToolsDisabledError
+from ..log import ignored_option
 from . import files, processes
 from .files import FileEntry
 from .processes import CodeExecution, CommandResult
@@ -39,10 +40,13 @@ def _node_options(
 ) -> dict[str, Any]:
     """One dict of options from ``f(x, {"cwd": ...})`` (Node style) and/or keywords."""
     if isinstance(first, Mapping):
-        options = dict(first)
-        unknown = set(options) - {first_key, *keywords}
-        if unknown:
-            raise ToolArgumentError(f"{method}: unknown option(s) {sorted(unknown)}")
+        accepted = (first_key, *keywords)
+        options = {}
+        for key, value in first.items():
+            if key in accepted:
+                options[key] = value
+            else:  # the platform's client is JavaScript: an extra property is ignored
+                ignored_option(f"context.sandbox.{method}", str(key), accepted)
     else:
         options = {first_key: first}
     for key, value in keywords.items():
