@@ -254,8 +254,14 @@ def import_command(
         try:
             with open_session(ctx, create=True) as session:
                 if not yes:
+                    from makers_store.importer import validate_jsonl
+
                     from .plans import import_plan
 
+                    # a bad file is refused naming its line (exit 2) before
+                    # anyone is asked about replacing what it holds
+                    with path.open("rb") as handle:
+                        validate_jsonl(handle)
                     plan = import_plan(session.store, path, _label(file))
                     if plan is not None:  # None: a bad file, refused below with its line
                         confirmed(plan, yes=yes, dry_run=False)
