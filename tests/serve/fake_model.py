@@ -229,16 +229,17 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, model: FakeModel) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, model: FakeModel, handler: type[_Handler] = _Handler) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
         self.model = model
 
 
 @contextmanager
-def fake_model() -> Iterator[FakeModel]:
-    """A running fake gateway; ``model.base_url`` ends in ``/v1``."""
+def fake_model(handler: type[_Handler] = _Handler) -> Iterator[FakeModel]:
+    """A running fake gateway answering with ``handler`` (a subclass may play
+    more turns); ``model.base_url`` ends in ``/v1``."""
     model = FakeModel()
-    server = _Server(model)
+    server = _Server(model, handler)
     model.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -19,15 +19,13 @@ Every other request gets the echo of :mod:`.fake_model`.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 from typing import Any
 
-from .fake_model import FakeModel, _Handler, _Server, completion_id, user_texts
+from .fake_model import FakeModel, _Handler, completion_id, fake_model, user_texts
 
 NOTE_PATH = "/notes/tool.txt"
 WRITE_TOOL = "mcp__edgeone__files_write"
@@ -163,23 +161,8 @@ class _ToolHandler(_Handler):
         self._frame({"type": "message_stop"}, "message_stop")
 
 
-class _ToolServer(_Server):
-    def __init__(self, model: FakeModel) -> None:
-        ThreadingHTTPServer.__init__(self, ("127.0.0.1", 0), _ToolHandler)
-        self.model = model
-
-
 @contextmanager
 def fake_tool_model() -> Iterator[FakeModel]:
     """A running fake gateway that also plays the tool turn; ``base_url`` ends in ``/v1``."""
-    model = FakeModel()
-    server = _ToolServer(model)
-    model.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with fake_model(_ToolHandler) as model:
         yield model
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
