@@ -14,7 +14,7 @@ import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperOption
 
-from . import blob, chat, conv, copy, index, info, msg, state, studio, transfer
+from . import blob, chat, conv, copy, index, info, msg, prune, state, studio, transfer
 from . import serve as serve_commands
 from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup, run_with_error_boundary
@@ -176,6 +176,14 @@ app.command(
         "makers-store copy SRC_URL DST_URL --prune",
     ),
 )(copy.copy_command)
+app.command(
+    "prune",
+    epilog=examples(
+        "makers-store prune --idle-for 30d --dry-run",
+        "makers-store prune --idle-for 90d --user u_42 --yes",
+        "makers-store prune --checkpoints keep-latest --conversation c_42",
+    ),
+)(prune.prune_command)
 app.command("serve", epilog=examples("makers-store serve", "makers-store serve demo --port 9000"))(
     serve_commands.serve_command
 )

@@ -12,11 +12,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from .errors import UsageProblem
+
+if TYPE_CHECKING:
+    from datetime import timedelta
 
 #: The API's page size limit; the CLI pages through larger requests.
 PAGE = 100
@@ -110,10 +113,35 @@ Until = Annotated[
 _AGES = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
 
 
+def age_ms(text: str) -> int | None:
+    """An age (``90s``, ``15m``, ``2h``, ``7d``, ``4w``; a fraction too:
+    ``1.5h``) in milliseconds, or None when ``text`` is not one: the one
+    reader of durations, behind ``--since``/``--until`` and ``--idle-for``."""
+    import re
+
+    age = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)", text.strip())
+    if age is None:
+        return None
+    return int(float(age.group(1)) * _AGES[age.group(2)] * 1000)
+
+
+def parse_duration(value: str, option: str) -> timedelta:
+    """A positive age given to ``option`` (``--idle-for 30d``) as a timedelta,
+    or a usage error naming the option."""
+    from datetime import timedelta
+
+    ms = age_ms(value)
+    if ms is None or ms <= 0:
+        raise UsageProblem(
+            f"{option} must be a positive duration: a number and a unit, "
+            f"s, m, h, d or w (45s, 90m, 12h, 30d, 2w); got {value!r}"
+        )
+    return timedelta(milliseconds=ms)
+
+
 def parse_time(value: str | None, option: str, *, now_ms: int | None = None) -> int | None:
     """``--since``/``--until`` as epoch milliseconds: an ISO date or time
     (without a zone: local time) or an age back from now (``2h``, ``7d``)."""
-    import re
     import time
     from datetime import datetime
 
@@ -121,9 +149,9 @@ def parse_time(value: str | None, option: str, *, now_ms: int | None = None) -> 
         return None
     text = value.strip()
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    age = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)", text)
-    if age:
-        return now - int(float(age.group(1)) * _AGES[age.group(2)] * 1000)
+    age = age_ms(text)
+    if age is not None:
+        return now - age
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
     except ValueError:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .factory import open_blob_store, open_store
     from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
     from .inventory import StoreCounts
+    from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .location import StoreLocation
     from .models import ConversationMeta, ListConversationsResult, Message
     from .portal import Portal
@@ -70,6 +71,7 @@ _SOURCES = {
     ".factory": ("open_blob_store", "open_store"),
     ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
     ".inventory": ("StoreCounts",),
+    ".lifecycle.retention": ("CheckpointPruneReport", "PruneReport"),
     ".location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
     ".portal": ("Portal",),
@@ -102,6 +104,7 @@ __all__ = [
     "Blob",
     "BlobInfo",
     "BlobStore",
+    "CheckpointPruneReport",
     "Clock",
     "ContextStore",
     "ConversationMeta",
@@ -121,6 +124,7 @@ __all__ = [
     "MissingExtraError",
     "Portal",
     "PreconditionFailedError",
+    "PruneReport",
     "RebuildSummary",
     "StateStore",
     "StoreAdmin",

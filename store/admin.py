@@ -13,20 +13,24 @@ generated from this class; an async iterator's twin is an iterator.
 The work itself is in :mod:`makers_store.inventory` (walking and counting),
 :mod:`makers_store.index_repair`, :mod:`makers_store.transfer` (export),
 :mod:`makers_store.importer`, :mod:`makers_store.copying` and
-:mod:`makers_store.search` (which reads through the public API instead).
+:mod:`makers_store.search` (which reads through the public API instead) and
+:mod:`makers_store.lifecycle.retention` (pruning).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from . import copying, importer, index_repair, inventory, paging, search, transfer, validate
 from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
-from .errors import MemoryValidationError
+from .errors import MemoryValidationError, MissingExtraError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
 from .inventory import StoreCounts
+from .lifecycle import retention
+from .lifecycle.retention import CheckpointPruneReport, PruneReport
 from .models import ConversationMeta
 from .runner import UnitRunner
 from .search import MessageHit
@@ -154,6 +158,60 @@ class StoreAdmin:
         if target.blobs is self._runner.blobs:
             raise MemoryValidationError("destination is this store: copy_to needs another one")
         return await copying.copy_store(self._runner, target, prune=prune, progress=progress)
+
+    # --- retention -------------------------------------------------------------
+
+    async def prune_conversations(
+        self,
+        idle_for: timedelta,
+        *,
+        user_id: str | None = None,
+        dry_run: bool = False,
+        conversation_ids: Sequence[str] | None = None,
+        on_conversation: Callable[[int], None] | None = None,
+    ) -> PruneReport:
+        """Delete every conversation (or ``user_id``'s) whose last write is
+        older than ``idle_for`` on the store's clock, whole, as
+        ``delete_conversation`` deletes it; ``dry_run`` only reports what
+        would go. Last write: the last append, metadata update, message
+        update or delete, state write or LangGraph checkpoint, and the
+        conversation's Claude transcripts (:mod:`makers_store.lifecycle.activity`).
+        A conversation written while the prune runs is kept whole: each is
+        judged again in the unit that deletes it, and deleted only if nothing
+        was written since (:mod:`makers_store.lifecycle.retention`).
+        ``conversation_ids`` limits the prune to those (a plan shown before;
+        each still judged at delete time). ``on_conversation(n)`` runs after
+        each unit of work with the conversations it deleted."""
+        return await retention.prune_conversations(
+            self._runner,
+            idle_for,
+            user_id=user_id,
+            dry_run=dry_run,
+            conversation_ids=conversation_ids,
+            on_conversation=on_conversation,
+        )
+
+    async def prune_checkpoints(
+        self, *, conversation_id: str | None = None, dry_run: bool = False
+    ) -> CheckpointPruneReport:
+        """Delete every LangGraph checkpoint (with its pending writes) but the
+        latest of each namespace of each thread (or of ``conversation_id``'s
+        thread) and the ancestors LangGraph's DeltaChannel rebuilds the
+        latest's values from, and the Claude subagent transcripts whose main
+        transcript is gone. ``dry_run`` only counts. Records are read with the
+        default LangGraph serializer when LangGraph is installed (without
+        it, each latest checkpoint keeps its whole parent chain)."""
+        inspect = None
+        if self._store is not None:
+            try:
+                from . import adapters
+
+                inspect = adapters.make_langgraph_checkpointer(self._store).delta_links
+            except MissingExtraError:
+                inspect = None
+        return await retention.prune_checkpoints(
+            self._runner, inspect, conversation_id=conversation_id, dry_run=dry_run
+        )
 
     # --- search --------------------------------------------------------------
 

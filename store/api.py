@@ -311,12 +311,16 @@ class ContextStore(FrameworkMethods):
         cid, mid = arguments.message_target(
             self._conversation_id, conversation_id, message_id, usage="delete_message(message_id)"
         )
-        await self._runner.run(lambda: message_programs.delete_message(cid, mid), write=True)
+        now = self._runner.clock()
+        await self._runner.run(
+            lambda: message_programs.delete_message(cid, mid, now), write=True
+        )
 
     async def clear_messages(self, conversation_id: str | None = None) -> None:
         """Delete every message; the conversation and its metadata stay."""
         cid = self._cid(conversation_id)
-        await self._runner.run(lambda: message_programs.clear_messages(cid), write=True)
+        now = self._runner.clock()
+        await self._runner.run(lambda: message_programs.clear_messages(cid, now), write=True)
 
     # --- conversations -----------------------------------------------------
 
@@ -381,7 +385,10 @@ class ContextStore(FrameworkMethods):
         """Shallow-merge ``metadata``; a value of None deletes that key."""
         cid = self._cid(conversation_id)
         patch = validate.metadata_patch(arguments.required(metadata, "metadata"))
-        return await self._runner.run(lambda: programs.update_conversation(cid, patch), write=True)
+        now = self._runner.clock()
+        return await self._runner.run(
+            lambda: programs.update_conversation(cid, patch, now), write=True
+        )
 
     async def delete_conversation(self, conversation_id: str | None = None) -> None:
         """Delete the conversation and everything it owns. Not recoverable."""

@@ -218,6 +218,12 @@ class ConversationRecord:
     replacement swaps. ``last_tie`` orders the last write among those of its
     millisecond (None for entries written before ties existed);
     :attr:`position` is where the conversation's index entries sit.
+    ``touched_at`` is when a write other than an append last changed the
+    conversation (metadata, a message, state, LangGraph checkpoints), kept to
+    :data:`makers_store.lifecycle.activity.TOUCH_RESOLUTION_MS` (None: never
+    since it was stamped); with ``last_message_at`` it is the conversation's
+    last write, which retention judges idleness by
+    (:mod:`makers_store.lifecycle.activity`).
     """
 
     conversation_id: str
@@ -233,6 +239,7 @@ class ConversationRecord:
     superseded_at: list[tuple[int, int | None]] = field(default_factory=list)
     generation: str = ""
     last_tie: int | None = None
+    touched_at: int | None = None
 
     def public(self) -> ConversationMeta:
         return ConversationMeta(
@@ -280,6 +287,8 @@ class ConversationRecord:
             record["generation"] = self.generation
         if self.last_tie is not None:
             record["last_tie"] = self.last_tie
+        if self.touched_at is not None:
+            record["touched_at"] = self.touched_at
         return _encoder.encode(record).encode("utf-8")
 
     @classmethod
@@ -303,6 +312,7 @@ class ConversationRecord:
                 ],
                 generation=raw.get("generation", ""),
                 last_tie=raw.get("last_tie"),
+                touched_at=raw.get("touched_at"),
             )
         except (KeyError, TypeError) as exc:
             raise MemoryCorruptError(f"conversation meta lacks field {exc}") from None

@@ -16,6 +16,7 @@ from .blob import Capabilities
 from .blob_ops import Entry, Op, Program, delete_many, list_keys, put, scan
 from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
 from .errors import MemoryNotFoundError
+from .lifecycle.activity import stamp, touch
 from .message_lookup import cursor_seq, locate
 from .models import Message
 from .programs import delete_range, load_live_meta, save_meta, visible_meta
@@ -158,7 +159,8 @@ def update_message(
     metadata_json: str | None,
     now: int,
 ) -> Program[Message]:
-    record, _, seq, message, blob_etag = yield from _find_message(cid, message_id)
+    record, meta_etag, seq, message, blob_etag = yield from _find_message(cid, message_id)
+    yield from touch(cid, record, meta_etag, now)  # the last write (lifecycle.activity)
     if content_json is None:
         content_json = encode_json(message.content, argument="content")
     if metadata_json is None:
@@ -175,10 +177,12 @@ def update_message(
     return decode_message(data)
 
 
-def delete_message(cid: str, message_id: str) -> Program[None]:
+def delete_message(cid: str, message_id: str, now: int | None = None) -> Program[None]:
     """Delete one message. A client id's alias stays: like a generated id, it
-    remains a page cursor, and a later append of the id overwrites it."""
+    remains a page cursor, and a later append of the id overwrites it.
+    ``now`` stamps the write (:mod:`makers_store.lifecycle.activity`)."""
     record, etag, seq, _, _ = yield from _find_message(cid, message_id)
+    stamp(record, now)
     yield from remove_messages(cid, record, etag, [seq])
 
 
@@ -198,10 +202,11 @@ def remove_messages(
     yield from save_meta(cid, record, etag)
 
 
-def clear_messages(cid: str) -> Program[None]:
+def clear_messages(cid: str, now: int | None = None) -> Program[None]:
     record, etag = yield from load_live_meta(cid)
     if record is None:
         return
+    stamp(record, now)
     record.cleared_below = record.next_seq
     record.message_count = 0
     yield from save_meta(cid, record, etag)

@@ -171,10 +171,14 @@ def get_conversation(cid: str) -> Program[ConversationMeta | None]:
     return None if record is None else record.public()
 
 
-def update_conversation(cid: str, patch: dict[str, Any]) -> Program[ConversationMeta]:
+def update_conversation(
+    cid: str, patch: dict[str, Any], now: int | None = None
+) -> Program[ConversationMeta]:
     record, etag = yield from load_live_meta(cid)
     if record is None:
         raise MemoryNotFoundError(f"conversation_id {cid!r} not found")
+    if now is not None:  # the last write retention judges by (lifecycle.activity)
+        record.touched_at = max(now, record.touched_at or 0)
     stored = dict(record.metadata)
     for key, value in patch.items():
         if value is None:

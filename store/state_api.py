@@ -29,15 +29,18 @@ class StateStore:
         """Store ``value`` (strict JSON) under ``key``."""
         name = validate.state_key(key)
         value_json = encode_json(value, argument="value")
+        now = self._runner.clock()
         await self._runner.run(
-            lambda: state_programs.state_set(self.conversation_id, name, value_json), write=True
+            lambda: state_programs.state_set(self.conversation_id, name, value_json, now),
+            write=True,
         )
 
     async def delete(self, key: str) -> None:
         """Remove ``key``; a missing key is not an error."""
         name = validate.state_key(key)
+        now = self._runner.clock()
         await self._runner.run(
-            lambda: state_programs.state_delete(self.conversation_id, name), write=True
+            lambda: state_programs.state_delete(self.conversation_id, name, now), write=True
         )
 
     async def items(self) -> dict[str, Any]:

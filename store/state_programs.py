@@ -11,6 +11,7 @@ from typing import Any
 from . import keys, names
 from .blob_ops import Program, delete, get, put, scan
 from .codec import ConversationRecord, decode_state, encode_state
+from .lifecycle.activity import touch
 from .programs import load_live_meta, load_meta
 
 STATE_PAGE = 500
@@ -29,14 +30,18 @@ def state_get(cid: str, name: str) -> Program[Any]:
     return None if blob is None else decode_state(blob.data)
 
 
-def state_set(cid: str, name: str, value_json: str) -> Program[None]:
-    record, _ = yield from load_live_meta(cid)
+def state_set(cid: str, name: str, value_json: str, now: int | None = None) -> Program[None]:
+    """Store one value; ``now`` stamps the write into meta first
+    (:func:`~makers_store.lifecycle.activity.touch`)."""
+    record, etag = yield from load_live_meta(cid)
+    yield from touch(cid, record, etag, now)
     yield from names.remember(cid, name)  # bounded ones only (rare): state_items reads them
     yield from put(keys.state_key(cid, name, _generation(record)), encode_state(value_json))
 
 
-def state_delete(cid: str, name: str) -> Program[None]:
-    record, _ = yield from load_live_meta(cid)
+def state_delete(cid: str, name: str, now: int | None = None) -> Program[None]:
+    record, etag = yield from load_live_meta(cid)
+    yield from touch(cid, record, etag, now)
     yield from delete(keys.state_key(cid, name, _generation(record)), quiet=True)
 
 

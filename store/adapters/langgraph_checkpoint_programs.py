@@ -18,7 +18,8 @@ writes and marker, so a crash never shows a checkpoint whose writes are gone.
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from makers_store import adapter_keys, keys, names
@@ -27,7 +28,9 @@ from makers_store.blob_ops import (
     Op,
     Program,
     delete,
+    delete_many,
     get,
+    get_many,
     list_keys,
     prefix_end,
     put,
@@ -36,7 +39,8 @@ from makers_store.blob_ops import (
     segments_under,
 )
 from makers_store.errors import MemoryCorruptError
-from makers_store.programs import delete_range
+from makers_store.lifecycle.activity import touch
+from makers_store.programs import delete_range, load_live_meta
 
 PAGE = 500
 
@@ -159,8 +163,19 @@ def threads() -> Generator[Op, Any, list[str]]:
 
 
 def put_checkpoint(
-    thread_id: str, checkpoint_ns: str, checkpoint_id: str, data: bytes, run_id: str | None
+    thread_id: str,
+    checkpoint_ns: str,
+    checkpoint_id: str,
+    data: bytes,
+    run_id: str | None,
+    now: int | None = None,
 ) -> Program[None]:
+    """Store one checkpoint. ``now`` stamps the write into the conversation's
+    meta first, when it has one (:mod:`makers_store.lifecycle.activity`): a
+    thread that ran lately is not idle, and a prune racing this put keeps it."""
+    if now is not None:
+        record, etag = yield from load_live_meta(thread_id)
+        yield from touch(thread_id, record, etag, now)
     yield from names.remember(thread_id)  # a bounded thread id, for threads()
     if run_id is not None:
         yield from put(
@@ -183,17 +198,20 @@ def put_writes(records: Sequence[WriteRecord]) -> Program[None]:
 
 def _delete_checkpoint(
     thread_id: str, checkpoint_ns: str, checkpoint_id: str, run_id: str | None
-) -> Generator[Op, Any, None]:
+) -> Generator[Op, Any, int]:
+    """Delete one checkpoint, then its writes and run marker; returns how
+    many writes it had."""
     yield from delete(
         adapter_keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id)
     )
-    yield from delete_range(
-        adapter_keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
-    )
+    writes_prefix = adapter_keys.langgraph_writes_prefix(thread_id, checkpoint_ns, checkpoint_id)
+    writes = yield from list_keys(writes_prefix)
+    yield from delete_many(info.key for info in writes)
     if run_id is not None:
         yield from delete(
             adapter_keys.langgraph_run_key(thread_id, run_id, checkpoint_ns, checkpoint_id)
         )
+    return len(writes)
 
 
 def delete_thread(thread_id: str) -> Program[None]:
@@ -223,24 +241,111 @@ def run_of(data: bytes) -> str | None:
     return run if isinstance(run, str) else None
 
 
-def keep_latest(thread_id: str) -> Program[None]:
-    """Delete every checkpoint of the thread but the latest of each namespace."""
+class DeltaLinks(NamedTuple):
+    """One checkpoint as the DeltaChannel rule sees it
+    (:func:`.langgraph_checkpoint_records.delta_links` reads it)."""
+
+    parent: str | None
+    values: frozenset[str]  # channels whose value (or _DeltaSnapshot) it stores
+    owed: frozenset[str]  # delta channels whose value is rebuilt from ancestors
+
+
+#: Reads :class:`DeltaLinks` from a checkpoint record (pure: no I/O).
+Inspect = Callable[[bytes], DeltaLinks]
+
+
+@dataclass(slots=True)
+class PruneTally:
+    """What :func:`keep_latest` deleted, kept across retries of its unit."""
+
+    checkpoints: int = 0
+    writes: int = 0
+    kept_for_deltas: int = 0
+
+
+def keep_latest(
+    thread_id: str,
+    inspect: Inspect | None = None,
+    tally: PruneTally | None = None,
+    *,
+    dry_run: bool = False,
+) -> Program[None]:
+    """Delete every checkpoint of the thread but the latest of each namespace
+    and what LangGraph's DeltaChannel needs to rebuild the latest's state.
+
+    A DeltaChannel stores its value only now and then (a ``_DeltaSnapshot``,
+    every ``snapshot_frequency`` updates); between snapshots LangGraph
+    rebuilds it by walking the latest checkpoint's parents back to one that
+    stores it, replaying their pending writes. So from the latest, every
+    ancestor is kept, with its writes, up to and including the nearest one
+    that stores a value for each channel the latest still owes
+    (``inspect``: the latest's ``owed`` channels, minus each ancestor's
+    ``values``). Without ``inspect`` (no serializer to read records with)
+    nothing but the latest's own chain back to the thread's root is known
+    to be safe, so the whole parent chain is kept.
+
+    Deletes run newest first within a namespace, each checkpoint before its
+    writes and marker (:func:`_delete_checkpoint`), so a crash leaves the
+    kept chain whole. ``dry_run`` only counts (a read-only program)."""
+    tally = PruneTally() if tally is None else tally
     for checkpoint_ns in (yield from namespaces(thread_id)):
         prefix = adapter_keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
-        latest = yield from list_keys(prefix, limit=1)
+        latest = yield from scan(prefix, limit=1)
         if not latest:  # only orphaned writes are left: drop them
-            ns_prefix = prefix[: -len("c/")]
-            yield from delete_range(ns_prefix)
+            if not dry_run:
+                yield from delete_range(prefix[: -len("c/")])
             continue
+        keep = yield from _delta_chain(thread_id, checkpoint_ns, latest[0], inspect)
+        tally.kept_for_deltas += len(keep) - 1
+        cursor = latest[0].key
         while True:
-            older = yield from scan(prefix, start_after=latest[0].key, limit=PAGE)
+            older = yield from scan(prefix, start_after=cursor, limit=PAGE)
             for entry in older:
                 checkpoint_id = adapter_keys.restore_checkpoint_id(entry.key[len(prefix) :])
-                yield from _delete_checkpoint(
-                    thread_id, checkpoint_ns, checkpoint_id, run_of(entry.data)
-                )
+                if checkpoint_id in keep:
+                    continue
+                if dry_run:
+                    writes = yield from list_keys(
+                        adapter_keys.langgraph_writes_prefix(
+                            thread_id, checkpoint_ns, checkpoint_id
+                        )
+                    )
+                    tally.writes += len(writes)
+                else:
+                    tally.writes += yield from _delete_checkpoint(
+                        thread_id, checkpoint_ns, checkpoint_id, run_of(entry.data)
+                    )
+                tally.checkpoints += 1
             if len(older) < PAGE:
                 break
+            cursor = older[-1].key
+
+
+def _delta_chain(
+    thread_id: str, checkpoint_ns: str, latest: Entry, inspect: Inspect | None
+) -> Generator[Op, Any, set[str]]:
+    """The ids of the latest checkpoint and the ancestors its delta channels
+    are rebuilt from (see :func:`keep_latest`)."""
+    header, _ = unpack(latest.data)
+    keep = {str(header["id"])}
+    links = None if inspect is None else inspect(latest.data)
+    owed = None if links is None else set(links.owed - links.values)
+    parent = header.get("parent") if links is None else links.parent
+    while isinstance(parent, str) and (owed is None or owed):
+        blob = yield from get(
+            adapter_keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, parent)
+        )
+        if blob is None:  # the chain was cut before: nothing older is reachable
+            break
+        keep.add(parent)
+        if inspect is None:
+            parent = unpack(blob.data)[0].get("parent")
+            continue
+        links = inspect(blob.data)
+        assert owed is not None
+        owed -= links.values
+        parent = links.parent
+    return keep
 
 
 def delete_runs(thread_ids: Sequence[str], run_ids: Sequence[str]) -> Program[None]:

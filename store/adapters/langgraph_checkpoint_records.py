@@ -37,7 +37,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from makers_store import adapter_keys, validate
 from makers_store.errors import MemoryValidationError
 
-from .langgraph_checkpoint_programs import StoredCheckpoint, WriteRecord, pack, unpack
+from .langgraph_checkpoint_programs import DeltaLinks, StoredCheckpoint, WriteRecord, pack, unpack
 
 # --- arguments ---------------------------------------------------------------
 
@@ -177,3 +177,25 @@ def pending_writes(serde: SerializerProtocol, records: list[bytes]) -> list[Pend
         decoded.append((sort_key, (header["task"], header["channel"], value)))
     decoded.sort(key=lambda item: item[0])  # LangGraph's writes_sort_key order
     return [write for _, write in decoded]
+
+
+def delta_links(serde: SerializerProtocol, data: bytes) -> DeltaLinks:
+    """What :func:`~.langgraph_checkpoint_programs.keep_latest` needs to know
+    of one checkpoint record to keep LangGraph's DeltaChannel state
+    rebuildable: its parent, the channels whose value it stores
+    (``channel_values``, where a ``_DeltaSnapshot`` lives) and the delta
+    channels still owed a replay of ancestors' writes at it (the keys of
+    its metadata's ``counters_since_delta_snapshot``)."""
+    header, payload = unpack(data)
+    checkpoint_type, metadata_type = header["types"]
+    split = header["split"]
+    checkpoint = serde.loads_typed((checkpoint_type, bytes(payload[:split])))
+    metadata = serde.loads_typed((metadata_type, bytes(payload[split:])))
+    values = checkpoint.get("channel_values") if isinstance(checkpoint, dict) else None
+    counters = metadata.get("counters_since_delta_snapshot") if isinstance(metadata, dict) else None
+    parent = header.get("parent")
+    return DeltaLinks(
+        parent if isinstance(parent, str) else None,
+        frozenset(values or ()),
+        frozenset(counters or ()),
+    )

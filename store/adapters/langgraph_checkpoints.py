@@ -203,8 +203,9 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         data, run_id = records.checkpoint_record(
             self.serde, config, checkpoint, metadata, checkpoint_id, conf.get("checkpoint_id")
         )
+        now = self._runner.clock()
         await self._runner.run(
-            lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id),
+            lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id, now),
             write=True,
         )
         return {
@@ -260,10 +261,22 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             raise MemoryValidationError(
                 f"strategy must be one of {', '.join(_STRATEGIES)}; got {strategy!r}"
             )
-        for thread_id in thread_ids:
-            thread = records.thread(thread_id, "thread_ids[]")
-            program = programs.delete_thread if strategy == "delete" else programs.keep_latest
-            await self._runner.run(functools.partial(program, thread), write=True)
+        threads = [records.thread(thread_id, "thread_ids[]") for thread_id in thread_ids]
+        for thread in threads:
+            if strategy == "delete":
+                await self._runner.run(
+                    functools.partial(programs.delete_thread, thread), write=True
+                )
+            else:  # the latest of each namespace and what its DeltaChannels need
+                inspect = self.delta_links
+                await self._runner.run(
+                    functools.partial(programs.keep_latest, thread, inspect), write=True
+                )
+
+    def delta_links(self, data: bytes) -> programs.DeltaLinks:
+        """What ``keep_latest`` needs to know of a checkpoint record, read
+        with this saver's serializer (``store.admin.prune_checkpoints`` uses it)."""
+        return records.delta_links(self.serde, data)
 
     # --- sync twins ------------------------------------------------------------
 
