@@ -312,9 +312,7 @@ class ContextStore(FrameworkMethods):
             self._conversation_id, conversation_id, message_id, usage="delete_message(message_id)"
         )
         now = self._runner.clock()
-        await self._runner.run(
-            lambda: message_programs.delete_message(cid, mid, now), write=True
-        )
+        await self._runner.run(lambda: message_programs.delete_message(cid, mid, now), write=True)
 
     async def clear_messages(self, conversation_id: str | None = None) -> None:
         """Delete every message; the conversation and its metadata stay."""
