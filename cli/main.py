@@ -14,8 +14,9 @@ import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperOption
 
-from . import blob, chat, conv, copy, index, info, msg, prune, state, studio, transfer
+from . import blob, chat, conv, copy, doctor, index, info, msg, prune, state, studio, transfer
 from . import serve as serve_commands
+from . import vacuum as vacuum_commands
 from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup, run_with_error_boundary
 from .options import examples
@@ -177,6 +178,10 @@ app.command(
     ),
 )(copy.copy_command)
 app.command(
+    "doctor",
+    epilog=examples("makers-store doctor", "makers-store doctor c_42 --fix --dry-run"),
+)(doctor.doctor_command)
+app.command(
     "prune",
     epilog=examples(
         "makers-store prune --idle-for 30d --dry-run",
@@ -184,6 +189,9 @@ app.command(
         "makers-store prune --checkpoints keep-latest --conversation c_42",
     ),
 )(prune.prune_command)
+app.command("vacuum", epilog=examples("makers-store vacuum", "makers-store vacuum --json"))(
+    vacuum_commands.vacuum_command
+)
 app.command("serve", epilog=examples("makers-store serve", "makers-store serve demo --port 9000"))(
     serve_commands.serve_command
 )

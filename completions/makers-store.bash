@@ -5,7 +5,7 @@
 
 _makers_store_commands() {
     case "$1" in
-        "") echo 'info export import copy serve init chat studio conv msg state index blob' ;;
+        "") echo 'info export import copy doctor prune vacuum serve init chat studio conv msg state index blob' ;;
         "conv") echo 'list show update delete clear' ;;
         "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
@@ -21,6 +21,9 @@ _makers_store_options() {
         "export") echo '--conversation -c --user -u --since --until --output -o --store --debug -h --help' ;;
         "import") echo '--yes -y --dry-run --json --store --debug -h --help' ;;
         "copy") echo '--prune --yes -y --dry-run --json --store --debug -h --help' ;;
+        "doctor") echo '--fix --dry-run --yes -y --json --store --debug -h --help' ;;
+        "prune") echo '--idle-for --checkpoints --user -u --conversation -c --yes -y --dry-run --json --store --debug -h --help' ;;
+        "vacuum") echo '--json --store --debug -h --help' ;;
         "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
         "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
@@ -69,6 +72,15 @@ _makers_store_value() {
         "export|--store") echo 'file' ;;
         "import|--store") echo 'file' ;;
         "copy|--store") echo 'file' ;;
+        "doctor|--store") echo 'file' ;;
+        "prune|--idle-for") echo 'any' ;;
+        "prune|--checkpoints") echo 'choices:keep-latest' ;;
+        "prune|--user") echo 'any' ;;
+        "prune|-u") echo 'any' ;;
+        "prune|--conversation") echo 'any' ;;
+        "prune|-c") echo 'any' ;;
+        "prune|--store") echo 'file' ;;
+        "vacuum|--store") echo 'file' ;;
         "serve|--host") echo 'any' ;;
         "serve|--port") echo 'any' ;;
         "serve|--store") echo 'file' ;;
@@ -207,7 +219,7 @@ _makers_store() {
     fi
     case "$cmdpath" in
         "import" | "serve" | "init") COMPREPLY=($(compgen -f -- "$cur")) ;;
-        "conv show" | "conv update" | "conv delete" | "conv clear" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
+        "doctor" | "conv show" | "conv update" | "conv delete" | "conv clear" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
     esac
     return 0
 }

@@ -50,11 +50,15 @@ from .api import ContextStore
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .blob_ops import Blob, BlobInfo
-from .convert import MessageLike
+from .convert import AnthropicRequest, MessageSource
 from .copying import CopyReport
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
 from .inventory import StoreCounts
+from .lifecycle.context_window import ContextWindow
+from .lifecycle.doctor import HistoryRepair
+from .lifecycle.history_rules import HistoryFinding
 from .lifecycle.retention import CheckpointPruneReport, PruneReport
+from .lifecycle.vacuum import VacuumReport
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .blob import BlobStore
     from .blob_ops import Blob, BlobInfo
     from .clock import Clock, IdSource
-    from .convert import to_anthropic_messages, to_openai_input
+    from .convert import to_anthropic_messages, to_anthropic_request, to_openai_input
     from .copying import CopyReport
     from .errors import (
         BackendError,
@@ -34,7 +34,11 @@ if TYPE_CHECKING:
     from .factory import open_blob_store, open_store
     from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
     from .inventory import StoreCounts
+    from .lifecycle.context_window import ContextWindow
+    from .lifecycle.doctor import HistoryRepair
+    from .lifecycle.history_rules import HistoryFinding
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
+    from .lifecycle.vacuum import VacuumReport
     from .location import StoreLocation
     from .models import ConversationMeta, ListConversationsResult, Message
     from .portal import Portal
@@ -55,7 +59,7 @@ _SOURCES = {
     ".blob_ops": ("Blob", "BlobInfo"),
     ".clock": ("Clock", "IdSource"),
     ".copying": ("CopyReport",),
-    ".convert": ("to_anthropic_messages", "to_openai_input"),
+    ".convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
     ".errors": (
         "BackendError",
         "MemoryConflictError",
@@ -71,7 +75,11 @@ _SOURCES = {
     ".factory": ("open_blob_store", "open_store"),
     ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
     ".inventory": ("StoreCounts",),
+    ".lifecycle.context_window": ("ContextWindow",),
+    ".lifecycle.doctor": ("HistoryRepair",),
+    ".lifecycle.history_rules": ("HistoryFinding",),
     ".lifecycle.retention": ("CheckpointPruneReport", "PruneReport"),
+    ".lifecycle.vacuum": ("VacuumReport",),
     ".location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
     ".portal": ("Portal",),
@@ -107,8 +115,11 @@ __all__ = [
     "CheckpointPruneReport",
     "Clock",
     "ContextStore",
+    "ContextWindow",
     "ConversationMeta",
     "CopyReport",
+    "HistoryFinding",
+    "HistoryRepair",
     "IdSource",
     "IndexCheck",
     "IndexDrift",
@@ -140,10 +151,12 @@ __all__ = [
     "SyncStoreWatch",
     "TransferCounts",
     "UnitRunner",
+    "VacuumReport",
     "open_blob_store",
     "open_store",
     "open_sync_store",
     "to_anthropic_messages",
+    "to_anthropic_request",
     "to_openai_input",
 ]
 

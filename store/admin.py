@@ -3,7 +3,8 @@
 What the ``makers-store`` commands that look at or repair a whole store do,
 as methods: counts, the users of a conversation, checking and rebuilding the
 recency indexes, export and import as JSON lines, copying to another store,
-searching messages and conversations by their text, and the raw blobs. Each
+searching messages and conversations by their text, the history doctor
+(:mod:`makers_store.lifecycle.doctor`), and the raw blobs. Each
 walks the store in bounded batches of units of work (a store of any size
 costs bounded memory), run by the store's
 :class:`~makers_store.runner.UnitRunner`. The blocking twin is
@@ -29,8 +30,11 @@ from .copying import CopyReport
 from .errors import MemoryValidationError, MissingExtraError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
 from .inventory import StoreCounts
-from .lifecycle import retention
+from .lifecycle import doctor, retention
+from .lifecycle.doctor import HistoryRepair
+from .lifecycle.history_rules import HistoryFinding
 from .lifecycle.retention import CheckpointPruneReport, PruneReport
+from .lifecycle.vacuum import VacuumReport
 from .models import ConversationMeta
 from .runner import UnitRunner
 from .search import MessageHit
@@ -266,8 +270,58 @@ class StoreAdmin:
 
     def _public(self) -> ContextStore:
         if self._store is None:
-            raise MemoryValidationError("search needs the store: use store.admin")
+            raise MemoryValidationError("this needs the store: use store.admin")
         return self._store
+
+    # --- the history doctor --------------------------------------------------
+
+    async def check_history(
+        self,
+        conversation_id: str | None = None,
+        *,
+        on_conversation: Callable[[], None] | None = None,
+    ) -> AsyncIterator[HistoryFinding]:
+        """What breaks a model call or a UI in ``conversation_id`` (else in
+        every conversation id owning data), each a
+        :class:`~makers_store.lifecycle.history_rules.HistoryFinding` naming
+        the conversation, the messages and the rule: tool calls without
+        results and results without calls (messages and OpenAI session items),
+        duplicated messages, messages the converters cannot turn into valid
+        OpenAI or Anthropic input, adapter data without its conversation.
+        Read-only; memory stays bounded (see
+        :mod:`makers_store.lifecycle.doctor`). ``on_conversation()`` runs after
+        each conversation id checked."""
+        async for finding in doctor.check_history(
+            self._public(), conversation_id, on_conversation=on_conversation
+        ):
+            yield finding
+
+    async def repair_history(
+        self,
+        conversation_id: str | None = None,
+        *,
+        on_conversation: Callable[[], None] | None = None,
+    ) -> AsyncIterator[HistoryRepair]:
+        """Check as :meth:`check_history` does and repair each finding that
+        has one safe repair (``finding.repair``), re-checked at repair time:
+        an orphan tool call gets a result saying it was interrupted (or, in the
+        middle of the history, is set aside in the message's metadata), the
+        later of two exact duplicates is deleted. One
+        :class:`~makers_store.lifecycle.doctor.HistoryRepair` per such
+        finding; a second run finds nothing left to repair."""
+        async for repair in doctor.repair_history(
+            self._public(), conversation_id, on_conversation=on_conversation
+        ):
+            yield repair
+
+    # --- space ---------------------------------------------------------------
+
+    async def vacuum(self) -> VacuumReport:
+        """Give back the space deletes leave (SQLite's free pages, PostgreSQL's
+        dead rows), reporting the size before and after; S3 and memory have
+        nothing to do and say so. Changes no data, and the store stays
+        readable meanwhile (the rules: :mod:`makers_store.lifecycle.vacuum`)."""
+        return await self._runner.blobs.vacuum()
 
     # --- raw blobs -----------------------------------------------------------
 

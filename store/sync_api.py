@@ -15,11 +15,15 @@ from .api import ContextStore
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .blob_ops import Blob, BlobInfo
-from .convert import MessageLike
+from .convert import AnthropicRequest, MessageSource
 from .copying import CopyReport
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
 from .inventory import StoreCounts
+from .lifecycle.context_window import ContextWindow
+from .lifecycle.doctor import HistoryRepair
+from .lifecycle.history_rules import HistoryFinding
 from .lifecycle.retention import CheckpointPruneReport, PruneReport
+from .lifecycle.vacuum import VacuumReport
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
@@ -237,12 +241,50 @@ all). Arguments are checked when the iteration starts."""
         """Delete the conversation and everything it owns. Not recoverable."""
         return self._portal.call(self._async.delete_conversation(conversation_id))
 
-    def to_anthropic_messages(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
-        """``messages`` for the Anthropic Messages API (system turns left out)."""
+    def fork_conversation(self, source_id: str, new_id: str, *, up_to: str | None=None) -> ConversationMeta:
+        """Copy conversation ``source_id`` into the new id ``new_id``: its
+messages (all, or up to and including the message ``up_to``) with
+their ids and times, its metadata with ``forked_from =
+{"conversation_id", "message_id"}`` added, its state, its users and
+its LangGraph thread up to the fork; returns the new conversation's
+meta. Whole or nothing: a fork cut short leaves no new conversation.
+``new_id`` existing (or created meanwhile) is MemoryConflictError, a
+missing source or ``up_to`` MemoryNotFoundError, nothing written then
+(see :mod:`makers_store.lifecycle.fork`)."""
+        return self._portal.call(self._async.fork_conversation(source_id, new_id, up_to=up_to))
+
+    def context_window(self, conversation_id: str | None=None, *, last: int=20) -> ContextWindow:
+        """What a model should see: ``metadata["summary"]`` and the newest
+``last`` (1..1000) messages after ``metadata["summarizedUntil"]``,
+oldest first, read in one unit of work however long the conversation.
+A missing conversation is an empty window. The rules (a mark at a
+deleted message, a summary without a mark...):
+:mod:`makers_store.lifecycle.context_window`."""
+        return self._portal.call(self._async.context_window(conversation_id, last=last))
+
+    def set_summary(self, conversation_id: str | None=None, summary: str=_UNSET, *, until: str=_UNSET) -> ConversationMeta:
+        """Write ``metadata["summary"] = summary`` and
+``metadata["summarizedUntil"] = until`` in one shallow merge (one unit
+of work; other metadata kept). ``until`` must be a message of the
+conversation: otherwise, or when the conversation does not exist,
+MemoryNotFoundError and nothing is written. On a bound store
+``set_summary(summary, until=...)`` uses the bound conversation."""
+        return self._portal.call(self._async.set_summary(conversation_id, summary, until=until))
+
+    def to_anthropic_messages(self, messages: MessageSource) -> list[dict[str, Any]]:
+        """``messages`` for the Anthropic Messages API (system turns, and a
+context window's summary, left out: :meth:`to_anthropic_request`)."""
         return self._async.to_anthropic_messages(messages)
 
-    def to_openai_input(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
-        """``{role, content}`` items for OpenAI Chat Completions."""
+    def to_anthropic_request(self, messages: MessageSource) -> AnthropicRequest:
+        """``{"messages", "system"?}`` for Anthropic's ``messages.create(**...)``:
+the system text (a context window's summary, stored system turns)
+beside the messages."""
+        return self._async.to_anthropic_request(messages)
+
+    def to_openai_input(self, messages: MessageSource) -> list[dict[str, Any]]:
+        """``{role, content}`` items for OpenAI Chat Completions; a context
+window's summary first, as a system message."""
         return self._async.to_openai_input(messages)
 
     def claude_session_store(self) -> ClaudeSessionStore:
@@ -398,6 +440,36 @@ stays bounded: see :mod:`makers_store.search`."""
 case, newest first, last message from ``since`` to ``until`` (ms,
 included), at most ``limit``."""
         return self._portal.iterate(self._async.find_conversations(text, user_id=user_id, since=since, until=until, limit=limit))
+
+    def check_history(self, conversation_id: str | None=None, *, on_conversation: Callable[[], None] | None=None) -> Generator[HistoryFinding, None, None]:
+        """What breaks a model call or a UI in ``conversation_id`` (else in
+every conversation id owning data), each a
+:class:`~makers_store.lifecycle.history_rules.HistoryFinding` naming
+the conversation, the messages and the rule: tool calls without
+results and results without calls (messages and OpenAI session items),
+duplicated messages, messages the converters cannot turn into valid
+OpenAI or Anthropic input, adapter data without its conversation.
+Read-only; memory stays bounded (see
+:mod:`makers_store.lifecycle.doctor`). ``on_conversation()`` runs after
+each conversation id checked."""
+        return self._portal.iterate(self._async.check_history(conversation_id, on_conversation=on_conversation))
+
+    def repair_history(self, conversation_id: str | None=None, *, on_conversation: Callable[[], None] | None=None) -> Generator[HistoryRepair, None, None]:
+        """Check as :meth:`check_history` does and repair each finding that
+has one safe repair (``finding.repair``), re-checked at repair time:
+an orphan tool call gets a result saying it was interrupted (or, in the
+middle of the history, is set aside in the message's metadata), the
+later of two exact duplicates is deleted. One
+:class:`~makers_store.lifecycle.doctor.HistoryRepair` per such
+finding; a second run finds nothing left to repair."""
+        return self._portal.iterate(self._async.repair_history(conversation_id, on_conversation=on_conversation))
+
+    def vacuum(self) -> VacuumReport:
+        """Give back the space deletes leave (SQLite's free pages, PostgreSQL's
+dead rows), reporting the size before and after; S3 and memory have
+nothing to do and say so. Changes no data, and the store stays
+readable meanwhile (the rules: :mod:`makers_store.lifecycle.vacuum`)."""
+        return self._portal.call(self._async.vacuum())
 
     def list_blobs(self, prefix: str='', *, start_after: str | None=None, limit: int | None=None) -> Generator[BlobInfo, None, None]:
         """The raw blobs under ``prefix`` in key order (key, size, etag,

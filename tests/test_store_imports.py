@@ -52,6 +52,10 @@ TYPE_ONLY: dict[tuple[str, str], str] = {
     ("adapters.langgraph_checkpoints", "api"): "MakersCheckpointSaver(store: ContextStore)",
     ("adapters.langgraph_store", "api"): "MakersLangGraphStore(store: ContextStore)",
     ("adapters.openai_sessions", "api"): "OpenAISession(store: ContextStore)",
+    ("lifecycle.doctor", "api"): (
+        "check_history(store: ContextStore) and the repairs read and write through the public "
+        "API of the store whose admin runs them"
+    ),
     ("emulator.postgres_units", "emulator.postgres"): (
         "Unit(store: PostgresBlobStore, ...): a unit of work keeps the store that runs it, "
         "and the store makes its units"
