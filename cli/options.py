@@ -280,9 +280,10 @@ def _clip(text: str, width: int = 60) -> str:
 
 
 @contextmanager
-def api_arguments_as_flags(*names: str) -> Iterator[None]:
+def api_arguments_as_flags(*names: str, **flags: str) -> Iterator[None]:
     """The library names its arguments (``after must be ...``); the user typed
-    ``--after``: say that instead."""
+    ``--after``: say that instead. ``flags`` names the option of an argument
+    spelled otherwise (``user_id="user"``: ``--user must not be empty``)."""
     from makers_store.errors import MemoryValidationError
 
     try:
@@ -292,6 +293,9 @@ def api_arguments_as_flags(*names: str) -> Iterator[None]:
         for name in names:
             if message.startswith(f"{name} "):
                 raise UsageProblem(f"--{message}") from None
+        for name, flag in flags.items():
+            if message.startswith(f"{name} "):
+                raise UsageProblem(f"--{flag}{message[len(name) :]}") from None
         raise
 
 

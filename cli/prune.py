@@ -100,7 +100,7 @@ def _prune_idle(
     idle = parse_duration(idle_for, "--idle-for")
     with open_session(ctx) as session:
         admin = session.store.admin
-        with api_arguments_as_flags("user_id"):
+        with api_arguments_as_flags(user_id="user"):
             plan = admin.prune_conversations(idle, user_id=user, dry_run=True)
         whose = "" if user is None else f" of user {user!r}"
         confirmed(
@@ -147,7 +147,7 @@ def _prune_checkpoints(
 
     with open_session(ctx) as session:
         admin = session.store.admin
-        with api_arguments_as_flags("conversation_id"):
+        with api_arguments_as_flags(conversation_id="conversation"):
             plan = admin.prune_checkpoints(conversation_id=conversation, dry_run=True)
         confirmed(
             Plan(

@@ -9,18 +9,30 @@ every step of one conversation's prune on a backend without transactions.
 from __future__ import annotations
 
 import asyncio
+import os
+import random
+import signal
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from makers_store import ContextStore, MemoryValidationError, PruneReport, open_sync_store
+from makers_store import (
+    ContextStore,
+    MemoryValidationError,
+    PruneReport,
+    open_store,
+    open_sync_store,
+)
 from makers_store.blob_ops import DeleteMany, Get, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
+from tests.backends import SHARED_BACKENDS, backend_url
+from tests.test_multiprocess import worker
 
 DAY = 86_400_000
 IDLE = timedelta(days=7)
@@ -430,3 +442,92 @@ async def test_a_prune_cut_short_anywhere_leaves_whole_or_gone_and_a_second_fini
         assert (await after.admin.check_index()).ok
         step += 1
     assert step > 5
+
+
+# --- other processes (SQLite, PostgreSQL) ------------------------------------------
+
+PROCESS_BACKENDS = [kind for kind in SHARED_BACKENDS if kind in ("sqlite", "postgres")]
+SEEDED = 40
+
+
+async def _seed_idle(url: str, count: int) -> None:
+    """``count`` conversations p0.. of 3 messages each, written in 2023."""
+    async with open_store(url, clock=FixedClock(), ids=counting_suffixes("s")) as store:
+        for n in range(count):
+            await store.append_messages(
+                f"p{n}", [{"role": "user", "content": f"old-{k}"} for k in range(3)], user_id="u"
+            )
+
+
+async def _whole_everywhere(url: str, count: int) -> dict[str, str]:
+    """Each conversation's shape: whole (its 3 old messages, maybe late ones),
+    new (late ones only: written after the prune deleted it) or gone."""
+    shapes = {}
+    async with open_store(url) as store:
+        for n in range(count):
+            shapes[f"p{n}"] = await _whole_or_gone(store, f"p{n}", 3)
+        assert (await store.admin.check_index()).ok
+    return shapes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", PROCESS_BACKENDS)
+async def test_writers_in_other_processes_lose_nothing_to_a_prune(
+    kind: str, tmp_path: Path
+) -> None:
+    url = backend_url(kind, tmp_path)
+    await _seed_idle(url, SEEDED)
+    writers = [worker("touch", url, "p", str(SEEDED), "15", str(seed)) for seed in range(3)]
+    touched = set()
+    for proc in writers:  # each has written once: the prune races the rest
+        assert proc.stdout is not None
+        touched.add(proc.stdout.readline().strip())
+    async with open_store(url) as store:
+        report = await store.admin.prune_conversations(timedelta(days=1))
+    for proc in writers:
+        assert proc.stdout is not None and proc.stderr is not None
+        touched |= set(proc.stdout.read().split())  # the rest, after the line read above
+        err = proc.stderr.read()
+        assert proc.wait(timeout=240) == 0, err
+        proc.stdout.close()
+        proc.stderr.close()
+    shapes = await _whole_everywhere(url, SEEDED)
+    async with open_store(url) as store:
+        for cid in touched:  # every acknowledged append is there
+            assert any(m.content == "late" for m in await store.get_messages(cid, limit=100))
+    for cid, shape in shapes.items():
+        if cid not in touched:
+            assert shape == "gone" and cid in report.conversation_ids
+        if shape == "whole":
+            assert cid not in report.conversation_ids
+    assert len(report.conversation_ids) >= SEEDED - len(touched)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", PROCESS_BACKENDS)
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_prune_killed_anywhere_leaves_whole_or_gone(
+    kind: str, tmp_path: Path, seed: int
+) -> None:
+    url = backend_url(kind, tmp_path)
+    count = 120
+    await _seed_idle(url, count)
+    proc = worker("prune", url, "3600")
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "ready"
+    await asyncio.sleep(random.Random(seed).uniform(0.0, 0.15))  # a random point of the prune
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    printed = proc.stdout.read().split()
+    done = max([int(line) for line in printed if line.isdigit()], default=0)
+    proc.stdout.close()
+    if proc.stderr:
+        proc.stderr.close()
+    shapes = await _whole_everywhere(url, count)
+    assert set(shapes.values()) <= {"whole", "gone"}
+    assert list(shapes.values()).count("gone") >= done
+    async with open_store(url) as store:
+        again = await store.admin.prune_conversations(timedelta(hours=1))
+        assert len(again.conversation_ids) == list(shapes.values()).count("whole")
+        assert [c async for c in store.iter_conversations()] == []
+        assert (await store.admin.check_index()).ok

@@ -3,6 +3,12 @@
 python -m tests.workers append URL CONVERSATION COUNT TAG [USER]
 python -m tests.workers spread URL PREFIX CONVERSATIONS COUNT TAG USER
 python -m tests.workers forever URL CONVERSATION      (prints each acknowledged append)
+python -m tests.workers touch URL PREFIX CONVERSATIONS COUNT SEED
+    (appends COUNT messages "late" to random conversations PREFIX0..; prints
+     each conversation id once its append is acknowledged)
+python -m tests.workers prune URL IDLE_SECONDS
+    (prints "ready", then runs store.admin.prune_conversations and prints
+     the conversations deleted so far after each unit of work)
 python -m tests.workers same-ids URL CONVERSATION COUNT TAG START
     (appends ids same-0 .. same-{COUNT-1} from START, a time.time(), on: an
      even one with the content every writer gives it, an odd one with this
@@ -71,6 +77,36 @@ async def same_ids(url: str, cid: str, count: int, tag: str, start: float) -> No
             await store.append_message(cid, "assistant", f"{tag}-gen-{i}")
 
 
+async def touch(url: str, prefix: str, conversations: int, count: int, seed: int) -> None:
+    import random
+
+    rng = random.Random(seed)
+    async with makers_store.open_store(url) as store:
+        for _ in range(count):
+            cid = f"{prefix}{rng.randrange(conversations)}"
+            await store.append_message(cid, "user", "late")
+            print(cid, flush=True)
+
+
+async def prune(url: str, idle_seconds: float) -> None:
+    from datetime import timedelta
+
+    done = 0
+
+    def progress(n: int) -> None:
+        nonlocal done
+        done += n
+        print(done, flush=True)
+
+    async with makers_store.open_store(url) as store:
+        await store.admin.count_conversations()  # connected: the prune starts now
+        print("ready", flush=True)
+        await store.admin.prune_conversations(
+            timedelta(seconds=idle_seconds), on_conversation=progress
+        )
+    print("done", flush=True)
+
+
 def main(argv: list[str]) -> None:
     command, url, *rest = argv
     if command == "append":
@@ -79,6 +115,10 @@ def main(argv: list[str]) -> None:
         asyncio.run(spread(url, rest[0], int(rest[1]), int(rest[2]), rest[3], rest[4]))
     elif command == "same-ids":
         asyncio.run(same_ids(url, rest[0], int(rest[1]), rest[2], float(rest[3])))
+    elif command == "touch":
+        asyncio.run(touch(url, rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
+    elif command == "prune":
+        asyncio.run(prune(url, float(rest[0])))
     elif command == "forever":
         asyncio.run(forever(url, rest[0]))
     else:

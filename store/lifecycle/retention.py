@@ -443,6 +443,13 @@ def _claude_orphans(segment: str, dry_run: bool) -> Program[int]:
             stream = info.key[len(heads_prefix) :]
             for kind in ("b", "u"):
                 yield from delete_range(f"{root}{project}/{kind}/{stream}/{gen}/")
+        if heads and not dry_run:
+            # What the main transcript's deletion left after its head (its
+            # commit point) went: its batches and markers.
+            main = adapter_keys.CLAUDE_MAIN_STREAM
+            if (yield from get(f"{heads_prefix}{main}")) is None:
+                for kind in ("b", "u"):
+                    yield from delete_range(f"{root}{project}/{kind}/{main}/")
     return found
 
 
