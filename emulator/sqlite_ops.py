@@ -144,8 +144,8 @@ class BlobTable:
         True when it has returned (``unit.result``), False when it stopped to
         go on off the loop. An error rolls the transaction back (with
         ``undo``; else the caller rolls back to its savepoint)."""
-        try:
-            result = drive_sync(unit.as_program(), functools.partial(self.apply, conn, unit))
+        try:  # a Unit is driven as the program it wraps (same send, throw, close)
+            result: Any = drive_sync(unit, functools.partial(self.apply, conn, unit))
         except Stopped:
             return False
         except sqlite3.Error as exc:
@@ -198,6 +198,9 @@ class BlobTable:
                 return get_many(conn, op.keys)
             case DeleteMany():
                 self.pages_written += len(op.keys)
+                if len(op.keys) == 1:  # an append's superseded index entry
+                    conn.execute(_DELETE, op.keys)
+                    return None
                 if deadline is None or len(op.keys) <= CHUNK:
                     conn.executemany(_DELETE, [(key,) for key in op.keys])
                     return None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn, cast
+from typing import Any, NoReturn
 
 from makers_store.blob_ops import Op, Program
 
@@ -95,11 +95,6 @@ class Unit:
         self.stopped_at: Op | Partial | None = None
         self.done = False  # the program has returned ``result``
         self.result: Any = None
-
-    def as_program(self) -> Program[Any]:
-        """This unit, typed as what ``drive_sync`` drives (it has the same
-        ``__next__``, ``send``, ``throw`` and ``close``)."""
-        return cast("Program[Any]", self)
 
     def __iter__(self) -> Unit:
         return self

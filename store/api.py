@@ -66,6 +66,7 @@ class ContextStore(FrameworkMethods):
         self._conversation_id: str | None = None
         self._run_id: str | None = None
         self._owner = True
+        self._checked_cid: str | None = None  # see _cid
 
     # --- wiring ------------------------------------------------------------
 
@@ -117,6 +118,7 @@ class ContextStore(FrameworkMethods):
         )
         bound._run_id = None if run_id is None else validate.identifier(run_id, "run_id")
         bound._owner = False
+        bound._checked_cid = None
         return bound
 
     @property
@@ -394,7 +396,14 @@ class ContextStore(FrameworkMethods):
         await self._runner.run(lambda: programs.delete_conversation(cid), write=True)
 
     def _cid(self, given: str | None) -> str:
-        return arguments.conversation(self._conversation_id, given)
+        # The very string object the last call checked is not checked again
+        # (str is immutable): a caller appending in a loop passes the same one.
+        if given is not None and given is self._checked_cid:
+            return given
+        cid = arguments.conversation(self._conversation_id, given)
+        if given is not None:
+            self._checked_cid = cid
+        return cid
 
     # --- watching ----------------------------------------------------------
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from . import keys, validate
 from .blob import Capabilities
-from .blob_ops import Op, Program, delete, delete_many, get, put
+from .blob_ops import BlobInfo, DeleteMany, Op, Program, Put, delete, delete_many, get, put
 from .clock import IdSource
 from .codec import ConversationRecord, decode_json, decode_message, encode_message, pending_append
 from .errors import (
@@ -36,14 +36,14 @@ from .errors import (
     MemoryValidationError,
     PreconditionFailedError,
 )
+from .keys import meta_key
 from .programs import (
     MAX_MESSAGES,
     STALE_INDEX_BATCH,
-    add_index_entries,
     index_keys,
+    index_keys_at,
     load_live_meta,
     load_meta,
-    save_meta,
     superseded_index_keys,
 )
 
@@ -124,7 +124,7 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
     cid = new.conversation_id
     record, etag = yield from load_live_meta(cid)
     gen = "" if record is None else record.generation
-    for seq in list(new.written):  # an earlier attempt of this very call
+    for seq in list(new.written) if new.written else ():  # an earlier attempt of this call
         blob = yield from get(keys.message_key(cid, seq, gen))
         mid = keys.message_id(seq, new.suffix)
         if blob is None or pending_append(blob.data)[0] != mid:
@@ -147,7 +147,7 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
     seq = record.next_seq
     mid = keys.message_id(seq, new.suffix)
     try:
-        yield from _put_pending(new, seq, record.generation)
+        yield _pending_put(new, seq, record.generation, mid)
     except PreconditionFailedError:
         yield from _help_pending(cid, record, etag, seq, caps)
         raise
@@ -213,7 +213,7 @@ def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[st
             if_none_match=alias is None,
         )
     try:
-        yield from _put_pending(new, seq, gen)
+        yield _pending_put(new, seq, gen, mid)
     except PreconditionFailedError:
         yield from _help_pending(cid, record, etag, seq, caps)
         raise
@@ -266,17 +266,18 @@ def _help_pending(
         yield from _commit_append(cid, record, etag, seq, (created_at, None), user_id, caps)
 
 
-def _put_pending(new: NewMessage, seq: int, gen: str) -> Generator[Op, Any, None]:
-    """Create ``new``'s message blob at ``seq``, uncommitted until meta passes it."""
+def _pending_put(new: NewMessage, seq: int, gen: str, mid: str) -> Put:
+    """The Put that creates ``new``'s message blob ``mid`` at ``seq``,
+    uncommitted until meta passes it (if-none-match: it fails if the seq is taken)."""
     data = encode_message(
-        message_id=new.client_id or keys.message_id(seq, new.suffix),
+        message_id=mid,
         role=new.role,
         content_json=new.content_json,
         created_at=new.now,
         metadata_json=new.metadata_json,
         user_id=new.user_id,
     )
-    yield from put(keys.message_key(new.conversation_id, seq, gen), data, if_none_match=True)
+    return Put(keys.message_key(new.conversation_id, seq, gen), data, None, True)
 
 
 def append_messages(news: list[NewMessage], caps: Capabilities) -> Program[list[str]]:
@@ -313,7 +314,7 @@ def append_messages(news: list[NewMessage], caps: Capabilities) -> Program[list[
     for offset, new in enumerate(news):
         seq = first + offset
         try:
-            yield from _put_pending(new, seq, record.generation)
+            yield _pending_put(new, seq, record.generation, keys.message_id(seq, new.suffix))
         except PreconditionFailedError:
             if offset == 0:  # another append's uncommitted message: finish it first
                 yield from _help_pending(cid, record, etag, seq, caps)
@@ -347,8 +348,11 @@ def _commit_append(
     append costs four requests (read meta, write message, write entry, write
     meta). Readers skip superseded entries either way.
     """
-    before = index_keys(cid, record) if etag is not None else []
-    previous = record.position
+    # Hot path, flattened (each call and generator layer costs every append):
+    # index_keys_at rather than index_keys, the entries' and meta's Puts
+    # yielded here rather than through add_index_entries and save_meta.
+    previous = (record.last_message_at, record.last_tie)
+    before = index_keys_at(cid, previous, record.user_ids) if etag is not None else []
     created_at, tie = written
     record.next_seq = seq + 1
     record.message_count += count
@@ -356,7 +360,7 @@ def _commit_append(
         record.last_message_at, record.last_tie = created_at, tie
     if user_id is not None and user_id not in record.user_ids:
         record.user_ids.append(user_id)
-    after = index_keys(cid, record)
+    after = index_keys_at(cid, (record.last_message_at, record.last_tie), record.user_ids)
     superseded = [key for key in before if key not in after]
     if superseded and caps.costly_requests:
         record.superseded_at.append(previous)
@@ -366,14 +370,17 @@ def _commit_append(
         superseded += superseded_index_keys(cid, record)
         record.superseded_at = []
     # New entries first, old ones last: a listing never loses the conversation.
-    added = yield from add_index_entries(before, after)
+    added = [key for key in after if key not in before]
+    for key in added:
+        yield Put(key, b"", None, False)
     try:
-        new_etag = yield from save_meta(cid, record, etag)
+        info: BlobInfo = yield Put(meta_key(cid), record.encode(), etag, etag is None)
     except PreconditionFailedError:
         current, _ = yield from load_meta(cid)
         keep = index_keys(cid, current) if current is not None and current.live else []
         # Entries no meta will vouch for would only be clutter.
         yield from delete_many(key for key in added if key not in keep)
         raise
-    yield from delete_many(superseded)
-    return new_etag
+    if superseded:
+        yield DeleteMany(tuple(superseded))
+    return info.etag

@@ -337,10 +337,10 @@ def encode_message(
     """Assemble a message record from already-validated JSON fragments, so a
     large content is serialized exactly once."""
     updated = "null" if updated_at is None else str(int(updated_at))
-    user = "null" if user_id is None else dumps(user_id)
+    user = "null" if user_id is None else _encoder.encode(user_id)
     return (
-        f"[1,{dumps(message_id)},{dumps(role)},{int(created_at)},{updated},{user},"
-        f"{metadata_json},{content_json}]"
+        f"[1,{_encoder.encode(message_id)},{_encoder.encode(role)},{int(created_at)},"
+        f"{updated},{user},{metadata_json},{content_json}]"
     ).encode()
 
 

@@ -146,7 +146,9 @@ def conversation_prefix(cid: str) -> str:
     return f"c/{id_segment(cid)}/"
 
 
+@functools.lru_cache(maxsize=4096)
 def meta_key(cid: str) -> str:
+    """``c/{segment}/meta`` (cached: every unit of work on a conversation reads it)."""
     return f"c/{id_segment(cid)}/meta"
 
 
@@ -303,7 +305,11 @@ def clamp_time(at: int) -> int:
 
 def index_rank(position: Position) -> str:
     at, tie = position
-    return rank(at) if tie is None else f"{rank(at)}~{TIE_MAX - tie:0{TIE_WIDTH}d}"
+    # rank(at), inlined: every append computes two of these
+    at = 0 if at < 0 else RANK_MAX if at > RANK_MAX else at
+    if tie is None:
+        return f"{RANK_MAX - at:0{RANK_WIDTH}d}"
+    return f"{RANK_MAX - at:0{RANK_WIDTH}d}~{TIE_MAX - tie:0{TIE_WIDTH}d}"
 
 
 def index_key(prefix: str, position: Position, cid: str) -> str:

@@ -85,6 +85,12 @@ def _mark() -> Program[None]:
     yield from put(keys.LAYOUT_KEY, LAYOUT)
 
 
+def is_current(blobs: BlobStore) -> bool:
+    """Whether ``blobs`` is known to hold the current layout (then
+    :func:`ensure_layout` has nothing left to do for it)."""
+    return blobs in _ready
+
+
 async def ensure_layout(blobs: BlobStore, *, write: bool = False) -> None:
     """Bring ``blobs`` to the current layout (see the module docstring);
     ``write``: the caller is about to write, so a new store gets its marker."""

@@ -32,7 +32,18 @@ from collections.abc import Generator
 from typing import Any
 
 from . import keys, names, validate
-from .blob_ops import Blob, BlobInfo, Op, Program, delete, delete_many, get, list_keys, put
+from .blob_ops import (
+    Blob,
+    BlobInfo,
+    Get,
+    Op,
+    Program,
+    Put,
+    delete,
+    delete_many,
+    get,
+    list_keys,
+)
 from .codec import ConversationRecord
 from .errors import MemoryNotFoundError
 from .models import ConversationMeta
@@ -61,11 +72,16 @@ def load_meta_at(meta_key: str) -> Generator[Op, Any, Meta]:
 
 def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
     """Meta for a writer: finishes an interrupted deletion or clean-up first."""
-    record, etag = yield from load_meta(cid)
-    if record is not None and not record.live:
+    # The Get is yielded here, not through load_meta: every write of the
+    # store starts here, and each generator layer costs every step a call.
+    blob: Blob | None = yield Get(keys.meta_key(cid))
+    if blob is None:
+        return None, None
+    record, etag = ConversationRecord.decode(blob.data), blob.etag
+    if not record.live:
         yield from _remove_conversation(cid, record)
         return None, None
-    if record is not None and record.tombstones:
+    if record.tombstones:
         gen = record.generation
         yield from delete_many(keys.message_key(cid, seq, gen) for seq in record.tombstones)
         record.tombstones = []
@@ -73,9 +89,7 @@ def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
 
 
 def save_meta(cid: str, record: ConversationRecord, etag: str | None) -> Generator[Op, Any, str]:
-    info = yield from put(
-        keys.meta_key(cid), record.encode(), if_match=etag, if_none_match=etag is None
-    )
+    info: BlobInfo = yield Put(keys.meta_key(cid), record.encode(), etag, etag is None)
     return info.etag
 
 
@@ -97,13 +111,15 @@ def visible_record(blob: Blob | None) -> ConversationRecord | None:
 
 def index_keys(cid: str, record: ConversationRecord) -> list[str]:
     """The entries meta vouches for: one per index, at ``last_message_at``."""
-    return index_keys_at(cid, record.position, record.user_ids)
+    return index_keys_at(cid, (record.last_message_at, record.last_tie), record.user_ids)
 
 
 def index_keys_at(cid: str, position: keys.Position, user_ids: list[str]) -> list[str]:
-    return [keys.index_key(keys.INDEX_ALL, position, cid)] + [
-        keys.index_key(keys.user_index_prefix(uid), position, cid) for uid in user_ids
-    ]
+    # keys.index_key for each index, with the part they share made once
+    tail = f"{keys.index_rank(position)}/{keys.id_segment(cid)}"
+    if not user_ids:
+        return [keys.INDEX_ALL + tail]
+    return [keys.INDEX_ALL + tail] + [keys.user_index_prefix(uid) + tail for uid in user_ids]
 
 
 def superseded_index_keys(cid: str, record: ConversationRecord) -> list[str]:
@@ -127,7 +143,7 @@ def add_index_entries(before: list[str], after: list[str]) -> Generator[Op, Any,
     is saved: until then they disagree with meta and readers skip them."""
     added = [key for key in after if key not in before]
     for key in added:
-        yield from put(key, b"")
+        yield Put(key, b"", None, False)
     return added
 
 

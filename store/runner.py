@@ -20,7 +20,7 @@ from . import keys
 from .blob import BlobStore
 from .blob_ops import Program
 from .clock import Clock, IdSource, random_suffix, system_clock
-from .layout import ensure_layout
+from .layout import ensure_layout, is_current
 from .retry import DEFAULT_RETRY, RetryPolicy
 
 T = TypeVar("T")
@@ -43,6 +43,9 @@ class UnitRunner:
         self.ids = ids
         self.retry = retry
         self._stamped: tuple[int, int] = (-1, -1)
+        #: the backend object :func:`ensure_layout` has found current (a
+        #: check per unit otherwise; ``blobs`` may be replaced)
+        self._current: BlobStore | None = None
 
     def stamp(self) -> tuple[int, int]:
         """(now in ms, tie) for an append. The tie orders appends within one
@@ -65,5 +68,9 @@ class UnitRunner:
         """Run the program ``make()`` builds as one unit of work, with a fresh
         program for each attempt (raises MemoryConflictError when the retry
         budget runs out)."""
-        await ensure_layout(self.blobs, write=write)  # once per backend object: one read
-        return await self.retry.run(lambda: self.blobs.run(make(), write=write))
+        blobs = self.blobs
+        if blobs is not self._current:
+            await ensure_layout(blobs, write=write)  # once per backend object: one read
+            if is_current(blobs):
+                self._current = blobs
+        return await self.retry.run(lambda: blobs.run(make(), write=write))
