@@ -10,7 +10,7 @@ How the methods read positional, keyword and bound-store calls:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +28,14 @@ from . import (
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .clock import Clock, IdSource, random_suffix, system_clock
-from .convert import MessageLike
+from .convert import AnthropicRequest, MessageSource
 from .convert import to_anthropic_messages as _to_anthropic
+from .convert import to_anthropic_request as _to_anthropic_request
 from .convert import to_openai_input as _to_openai
 from .errors import MemoryValidationError
 from .framework_api import FrameworkMethods
+from .lifecycle import context_window as windows
+from .lifecycle.context_window import ContextWindow
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .runner import UnitRunner
@@ -395,6 +398,22 @@ class ContextStore(FrameworkMethods):
         cid = self._cid(conversation_id)
         await self._runner.run(lambda: programs.delete_conversation(cid), write=True)
 
+    async def fork_conversation(
+        self, source_id: str, new_id: str, *, up_to: str | None = None
+    ) -> ConversationMeta:
+        """Copy conversation ``source_id`` into the new id ``new_id``: its
+        messages (all, or up to and including the message ``up_to``) with
+        their ids and times, its metadata with ``forked_from =
+        {"conversation_id", "message_id"}`` added, its state, its users and
+        its LangGraph thread up to the fork; returns the new conversation's
+        meta. Whole or nothing: a fork cut short leaves no new conversation.
+        ``new_id`` existing (or created meanwhile) is MemoryConflictError, a
+        missing source or ``up_to`` MemoryNotFoundError, nothing written then
+        (see :mod:`makers_store.lifecycle.fork`)."""
+        from .lifecycle.fork import fork_conversation  # imported on use
+
+        return await fork_conversation(self._runner, source_id, new_id, up_to)
+
     def _cid(self, given: str | None) -> str:
         # The very string object the last call checked is not checked again
         # (str is immutable): a caller appending in a loop passes the same one.
@@ -404,6 +423,40 @@ class ContextStore(FrameworkMethods):
         if given is not None:
             self._checked_cid = cid
         return cid
+
+    # --- the context window (the platform's summary convention) ------------
+
+    async def context_window(
+        self, conversation_id: str | None = None, *, last: int = 20
+    ) -> ContextWindow:
+        """What a model should see: ``metadata["summary"]`` and the newest
+        ``last`` (1..1000) messages after ``metadata["summarizedUntil"]``,
+        oldest first, read in one unit of work however long the conversation.
+        A missing conversation is an empty window. The rules (a mark at a
+        deleted message, a summary without a mark...):
+        :mod:`makers_store.lifecycle.context_window`."""
+        cid = self._cid(conversation_id)
+        count = windows.window_size(last)
+        caps = self.blobs.capabilities
+        return await self._runner.run(lambda: windows.read_window(cid, count, caps), write=False)
+
+    async def set_summary(
+        self, conversation_id: str | None = None, summary: str = _UNSET, *, until: str = _UNSET
+    ) -> ConversationMeta:
+        """Write ``metadata["summary"] = summary`` and
+        ``metadata["summarizedUntil"] = until`` in one shallow merge (one unit
+        of work; other metadata kept). ``until`` must be a message of the
+        conversation: otherwise, or when the conversation does not exist,
+        MemoryNotFoundError and nothing is written. On a bound store
+        ``set_summary(summary, until=...)`` uses the bound conversation."""
+        given = conversation_id
+        if summary is _UNSET and given is not None and self._conversation_id is not None:
+            summary = given  # the bound store's set_summary(summary, until=...)
+            given = None
+        cid = self._cid(given)
+        text = windows.summary_text(arguments.required(summary, "summary"))
+        mark = validate.identifier(arguments.required(until, "until"), "until")
+        return await self._runner.run(lambda: windows.write_summary(cid, text, mark), write=True)
 
     # --- watching ----------------------------------------------------------
 
@@ -431,10 +484,18 @@ class ContextStore(FrameworkMethods):
 
     # --- conversions (synchronous) ----------------------------------------
 
-    def to_anthropic_messages(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
-        """``messages`` for the Anthropic Messages API (system turns left out)."""
+    def to_anthropic_messages(self, messages: MessageSource) -> list[dict[str, Any]]:
+        """``messages`` for the Anthropic Messages API (system turns, and a
+        context window's summary, left out: :meth:`to_anthropic_request`)."""
         return _to_anthropic(messages)
 
-    def to_openai_input(self, messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
-        """``{role, content}`` items for OpenAI Chat Completions."""
+    def to_anthropic_request(self, messages: MessageSource) -> AnthropicRequest:
+        """``{"messages", "system"?}`` for Anthropic's ``messages.create(**...)``:
+        the system text (a context window's summary, stored system turns)
+        beside the messages."""
+        return _to_anthropic_request(messages)
+
+    def to_openai_input(self, messages: MessageSource) -> list[dict[str, Any]]:
+        """``{role, content}`` items for OpenAI Chat Completions; a context
+        window's summary first, as a system message."""
         return _to_openai(messages)

@@ -1,6 +1,12 @@
 """Turn stored messages into the input shapes of the model APIs.
 
-Both functions accept :class:`Message` objects or their ``to_dict()`` form.
+Every function accepts :class:`Message` objects or their ``to_dict()`` form,
+or a :class:`~makers_store.lifecycle.context_window.ContextWindow`
+(``store.context_window``), whose summary goes where each API takes system
+text: a leading system message in OpenAI input, the separate ``system``
+parameter of Anthropic's Messages API (:func:`to_anthropic_request`, which
+returns it beside the messages; :func:`to_anthropic_messages` returns the
+messages alone, leaving system text out as it always has).
 Tool-calling ids travel in message metadata, as the platform's examples do:
 ``metadata["tool_calls"]`` on an assistant message (Chat Completions shape)
 and ``metadata["tool_call_id"]`` (or ``"tool_use_id"``) on a tool message.
@@ -10,11 +16,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
+from .lifecycle.context_window import ContextWindow
 from .models import Message
 
 MessageLike = Message | Mapping[str, Any]
+#: What the converters take: messages, or a context window (summary and messages).
+MessageSource = ContextWindow | Iterable[MessageLike]
+
+
+class AnthropicRequest(TypedDict):
+    """The ``messages`` and, when there is system text, ``system`` arguments
+    of Anthropic's ``messages.create``: spread it into the call,
+    ``client.messages.create(model=..., max_tokens=..., **request)``
+    (``system`` is left out rather than None, which the API refuses)."""
+
+    messages: list[dict[str, Any]]
+    system: NotRequired[str]
+
+
+def _messages(source: MessageSource) -> Iterable[MessageLike]:
+    return source.messages if isinstance(source, ContextWindow) else source
 
 
 def _fields(message: MessageLike) -> tuple[str, Any, dict[str, Any]]:
@@ -23,11 +46,15 @@ def _fields(message: MessageLike) -> tuple[str, Any, dict[str, Any]]:
     return str(message["role"]), message.get("content"), dict(message.get("metadata") or {})
 
 
-def to_openai_input(messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
-    """``{role, content}`` items for Chat Completions; roles and content pass
-    through, plus ``tool_calls`` / ``tool_call_id`` / ``name`` from metadata."""
+def to_openai_input(messages: MessageSource) -> list[dict[str, Any]]:
+    """``{role, content}`` items for Chat Completions (and the Responses API's
+    message input); roles and content pass through, plus ``tool_calls`` /
+    ``tool_call_id`` / ``name`` from metadata. A context window's summary
+    comes first, as a system message."""
     out: list[dict[str, Any]] = []
-    for message in messages:
+    if isinstance(messages, ContextWindow) and messages.system_text is not None:
+        out.append({"role": "system", "content": messages.system_text})
+    for message in _messages(messages):
         role, content, metadata = _fields(message)
         item: dict[str, Any] = {"role": role, "content": content}
         if role == "assistant" and metadata.get("tool_calls"):
@@ -79,17 +106,18 @@ def _tool_use_blocks(tool_calls: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def to_anthropic_messages(messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
+def to_anthropic_messages(messages: MessageSource) -> list[dict[str, Any]]:
     """``messages`` for the Anthropic Messages API.
 
-    System messages are left out (the API takes them as the separate
-    ``system`` parameter). Tool messages become ``tool_result`` blocks in a
+    System messages, and a context window's summary, are left out (the API
+    takes them as the separate ``system`` parameter: use
+    :func:`to_anthropic_request` to get it too). Tool messages become ``tool_result`` blocks in a
     user turn when their metadata carries the call id, otherwise user text.
     Consecutive turns of one role merge into one, tool results first, and
     empty turns are dropped, as the API requires.
     """
     turns: list[dict[str, Any]] = []
-    for message in messages:
+    for message in _messages(messages):
         role, content, metadata = _fields(message)
         if role == "system":
             continue
@@ -128,3 +156,35 @@ def to_anthropic_messages(messages: Iterable[MessageLike]) -> list[dict[str, Any
         ):
             turn["content"] = content[0]["text"]
     return turns
+
+
+def to_anthropic_request(messages: MessageSource) -> AnthropicRequest:
+    """``messages`` and ``system`` for the Anthropic Messages API: the
+    messages as :func:`to_anthropic_messages` makes them, and the system text
+    it leaves out, joined by blank lines: a context window's summary first,
+    then the text of stored system messages in their order (a non-text part
+    as its JSON). ``system`` is absent when there is none."""
+    parts: list[str] = []
+    if isinstance(messages, ContextWindow) and messages.system_text is not None:
+        parts.append(messages.system_text)
+    listed = list(_messages(messages))  # read twice: an iterator would be used up
+    for message in listed:
+        role, content, _ = _fields(message)
+        if role == "system":
+            text = _text(content)
+            if text:
+                parts.append(text)
+    request: AnthropicRequest = {"messages": to_anthropic_messages(listed)}
+    if parts:
+        request["system"] = "\n\n".join(parts)
+    return request
+
+
+def _text(content: Any) -> str:
+    """Stored content as plain text: text blocks' text, other blocks as JSON."""
+    return "\n".join(
+        block["text"]
+        if block.get("type") == "text" and isinstance(block.get("text"), str)
+        else json.dumps(block, ensure_ascii=False)
+        for block in _blocks(content)
+    )

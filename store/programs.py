@@ -193,8 +193,16 @@ def update_conversation(
     record, etag = yield from load_live_meta(cid)
     if record is None:
         raise MemoryNotFoundError(f"conversation_id {cid!r} not found")
+    merge_metadata(record, patch)
     if now is not None:  # the last write retention judges by (lifecycle.activity)
         record.touched_at = max(now, record.touched_at or 0)
+    yield from save_meta(cid, record, etag)
+    return record.public()
+
+
+def merge_metadata(record: ConversationRecord, patch: dict[str, Any]) -> None:
+    """``update_conversation``'s shallow merge of ``patch`` into ``record``'s
+    metadata (a value of None deletes its key), checked before meta is saved."""
     stored = dict(record.metadata)
     for key, value in patch.items():
         if value is None:
@@ -202,8 +210,6 @@ def update_conversation(
         else:
             record.metadata[key] = value
     validate.merged_metadata(record.metadata, stored)
-    yield from save_meta(cid, record, etag)
-    return record.public()
 
 
 def delete_conversation(cid: str, linked_from: frozenset[str] = frozenset()) -> Program[None]:
