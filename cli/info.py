@@ -41,7 +41,9 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     if "path" in backend:
         rows.append(("file", backend["path"]))
     if "size_bytes" in backend:
-        rows.append(("size on disk", _size(int(backend["size_bytes"]))))
+        rows.append(("size on disk", size_text(int(backend["size_bytes"]))))
+    if "reclaimable_bytes" in backend:
+        rows.append(("reclaimable", _reclaimable(backend)))
     if "schema_version" in backend:
         rows.append(("schema", str(backend["schema_version"])))
     rows += [
@@ -74,7 +76,15 @@ def _not_created(url: str | None, *, as_json: bool) -> None:
         console.print(f"{label:>14}  {value}")
 
 
-def _size(count: int) -> str:
+def _reclaimable(backend: dict[str, Any]) -> str:
+    """What ``makers-store vacuum`` would give back, as the backend tells it."""
+    count = int(backend["reclaimable_bytes"])
+    shown = size_text(count) + (" (an estimate)" if backend.get("reclaimable_estimate") else "")
+    return f"{shown}: makers-store vacuum gives it back" if count else shown
+
+
+def size_text(count: int) -> str:
+    """``count`` bytes for people: bytes, KB, MB or GB."""
     value = float(count)
     for unit in ("bytes", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":

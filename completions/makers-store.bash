@@ -6,7 +6,7 @@
 _makers_store_commands() {
     case "$1" in
         "") echo 'info export import copy doctor prune vacuum serve init chat studio conv msg state index blob' ;;
-        "conv") echo 'list show update delete clear' ;;
+        "conv") echo 'list show fork update delete clear' ;;
         "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
         "index") echo 'ls check rebuild' ;;
@@ -31,6 +31,7 @@ _makers_store_options() {
         "conv") echo '-h --help' ;;
         "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
         "conv show") echo '--json --store --debug -h --help' ;;
+        "conv fork") echo '--up-to --json --store --debug -h --help' ;;
         "conv update") echo '--set --unset --json --store --debug -h --help' ;;
         "conv delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "conv clear") echo '--yes -y --dry-run --store --debug -h --help' ;;
@@ -111,6 +112,8 @@ _makers_store_value() {
         "conv list|--format") echo 'choices:table json jsonl csv tsv' ;;
         "conv list|--store") echo 'file' ;;
         "conv show|--store") echo 'file' ;;
+        "conv fork|--up-to") echo 'any' ;;
+        "conv fork|--store") echo 'file' ;;
         "conv update|--set") echo 'any' ;;
         "conv update|--unset") echo 'any' ;;
         "conv update|--store") echo 'file' ;;

@@ -22,6 +22,7 @@ from makers_store.blob import (
     BlobStore,
     Capabilities,
     StepwiseBlobStore,
+    VacuumReport,
     drive_sync,
 )
 from makers_store.blob_ops import (
@@ -171,7 +172,11 @@ class MemoryBlobStore(BlobStore):
         return self.data.writes.watch()
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "memory", "atomic": True, "blobs": len(self.data.blobs)}
+        return {"kind": "memory", "atomic": True, "blobs": len(self.data.blobs),
+                "reclaimable_bytes": 0}  # fmt: skip
+
+    async def vacuum(self) -> VacuumReport:
+        return _nothing_to_vacuum()
 
 
 class StepwiseMemoryBlobStore(StepwiseBlobStore):
@@ -197,7 +202,22 @@ class StepwiseMemoryBlobStore(StepwiseBlobStore):
         return self.data.writes.watch()
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "memory", "atomic": False, "blobs": len(self.data.blobs)}
+        return {"kind": "memory", "atomic": False, "blobs": len(self.data.blobs),
+                "reclaimable_bytes": 0}  # fmt: skip
+
+    async def vacuum(self) -> VacuumReport:
+        return _nothing_to_vacuum()
+
+
+def _nothing_to_vacuum() -> VacuumReport:
+    """Both memory backends: a deleted blob's bytes are gone with it."""
+    return VacuumReport(
+        backend="memory",
+        bytes_before=None,
+        bytes_after=None,
+        note="nothing to do: an in-process store frees a blob's memory when it is deleted",
+        nothing_to_do=True,
+    )
 
 
 def from_url(url: str, path: str, options: dict[str, str]) -> BlobStore:

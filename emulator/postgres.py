@@ -70,7 +70,7 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, drive_async
+from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, VacuumReport, drive_async
 from makers_store.blob_ops import Program
 from makers_store.errors import (
     BackendError,
@@ -83,6 +83,7 @@ from makers_store.retry import waited_in_queue
 
 from . import postgres_migrations as migrations
 from .per_loop import PerLoop
+from .postgres_space import RECLAIMABLE_BYTES, parameters, vacuum_tables
 from .postgres_units import Statements, Unit
 from .postgres_watch import watch_notifications
 
@@ -338,6 +339,24 @@ class PostgresBlobStore(BlobStore):
         notifies the keys it wrote at commit (:mod:`.postgres_watch`)."""
         return watch_notifications(self.conninfo, self.schema)
 
+    async def vacuum(self) -> VacuumReport:
+        """``VACUUM`` of the store's own tables on one of this loop's
+        connections, which are autocommit and idle between units: outside any
+        transaction block, as VACUUM needs (:mod:`.postgres_space`)."""
+        import psycopg
+
+        pool = self._pools.current() or await self._pools.get()
+        conn = await self._take(pool)
+        clean = False
+        try:
+            report = await vacuum_tables(conn, self.schema)
+            clean = True
+            return report
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
+        finally:
+            self._give(pool, conn, clean)
+
     def next_etag(self) -> str:
         return f"{self._etag_prefix}{next(self._etags):x}"
 
@@ -362,11 +381,14 @@ class PostgresBlobStore(BlobStore):
                 count, size = conn.execute(
                     f"SELECT count(*), coalesce(sum(size), 0) FROM {self.sql.table}"
                 ).fetchone()
+                reclaimable = conn.execute(RECLAIMABLE_BYTES, parameters(self.schema)).fetchone()[0]
         except psycopg.errors.UndefinedTable:
-            applied, count, size = 0, 0, 0  # nothing written yet
+            applied, count, size, reclaimable = 0, 0, 0, 0  # nothing written yet
         except psycopg.Error as exc:
             raise self._error(exc) from exc
         facts.update(schema_version=int(applied), blobs=int(count), blob_bytes=int(size))
+        # an estimate from the table statistics (see .postgres_space)
+        facts.update(reclaimable_bytes=int(reclaimable), reclaimable_estimate=True)
         return facts
 
 

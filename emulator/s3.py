@@ -46,7 +46,7 @@ import collections
 import contextlib
 from typing import Any, ClassVar, assert_never
 
-from makers_store.blob import OBJECT_STORAGE, Capabilities, StepwiseBlobStore
+from makers_store.blob import OBJECT_STORAGE, Capabilities, StepwiseBlobStore, VacuumReport
 from makers_store.blob_ops import (
     Delete,
     DeleteMany,
@@ -208,7 +208,21 @@ class S3BlobStore(StepwiseBlobStore):
             "bucket": self.bucket,
             "prefix": self.prefix,
             "region": self.region,
+            "reclaimable_bytes": 0,  # a deleted object's space is the provider's again
         }
+
+    async def vacuum(self) -> VacuumReport:
+        return VacuumReport(
+            backend="s3",
+            bytes_before=None,
+            bytes_after=None,
+            note=(
+                "nothing to do: object storage frees an object's space when it is deleted "
+                "(a bucket with versioning keeps old versions until its lifecycle rules "
+                "remove them)"
+            ),
+            nothing_to_do=True,
+        )
 
     # --- operations ----------------------------------------------------------
 

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities
+from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, VacuumReport
 from makers_store.blob_ops import Program
 from makers_store.errors import BackendError, MemoryValidationError, StoreError
 
@@ -47,6 +48,7 @@ from .sqlite_file import SqliteFile
 from .sqlite_inline import InlineConnection, Outcome
 from .sqlite_ops import BlobTable, begin
 from .sqlite_units import Unit
+from .sqlite_vacuum import file_bytes, space_facts, vacuum_file
 from .sqlite_watch import watch_data_version
 
 T = TypeVar("T")
@@ -164,12 +166,28 @@ class SqliteBlobStore(BlobStore):
             self._worker_conn.close()
             self._worker_conn = None
 
+    async def vacuum(self) -> VacuumReport:
+        """Give back the free pages deleted blobs left, the store readable by
+        other processes throughout (:mod:`.sqlite_vacuum`). On a thread and a
+        connection of its own; cancelled, it stops after the chunk under way."""
+        if self._closed:
+            raise BackendError(f"SQLite store {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._worker_connection)  # the schema, read-only
+        stop = threading.Event()
+        work = loop.run_in_executor(None, vacuum_file, self.file, stop)
+        try:
+            return await asyncio.shield(work)
+        except asyncio.CancelledError:
+            stop.set()
+            raise
+
     def describe(self) -> dict[str, Any]:
-        files = [self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm")]
-        size = sum(f.stat().st_size for f in files if f.exists())
-        if self._worker_conn is None and not self._closed:
+        size = file_bytes(self.path)
+        space: dict[str, Any] = {}
+        if not self._closed:
             try:
-                self._executor.submit(self._worker_connection).result()
+                space = self._executor.submit(self._space_facts).result()
             except StoreError:
                 pass
         return {
@@ -180,7 +198,14 @@ class SqliteBlobStore(BlobStore):
             "journal_mode": "wal",
             "read_only": self.read_only,
             "synchronous": self.synchronous,
+            **space,
         }
+
+    def _space_facts(self) -> dict[str, Any]:
+        try:
+            return space_facts(self._worker_connection())
+        except sqlite3.Error as exc:
+            raise BackendError(f"SQLite store {self.path}: {exc}") from exc
 
 
 def from_url(url: str, path: str, options: dict[str, str]) -> BlobStore:

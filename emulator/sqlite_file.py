@@ -17,6 +17,10 @@ from makers_store.errors import BackendError
 from . import migrations
 
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+#: The auto-vacuum mode new files get: free pages stay until a vacuum gives
+#: them back in short transactions (:mod:`.sqlite_vacuum`). Its cost to writes
+#: (pointer-map pages) measured at about 1% of an insert-and-commit loop.
+AUTO_VACUUM = "INCREMENTAL"
 
 
 def cannot_write(exc: sqlite3.Error) -> bool:
@@ -122,6 +126,10 @@ class SqliteFile:
                 f"makers-store needs {migrations.SCHEMA_VERSION}, and {self.read_only}: "
                 "open it once where it can be written to upgrade it"
             )
+        # Before the file's first page exists (the switch to WAL writes it):
+        # later, only a full VACUUM can set it (see .sqlite_vacuum). A file
+        # that has pages already ignores it.
+        conn.execute(f"PRAGMA auto_vacuum = {AUTO_VACUUM}")
         self._enable_wal(conn)
         conn.execute("BEGIN IMMEDIATE")
         try:

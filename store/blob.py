@@ -29,6 +29,7 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from .blob_ops import Blob, BlobInfo, Delete, Get, ListKeys, Op, Program, Put, single
 from .errors import PreconditionFailedError
+from .lifecycle.vacuum import VacuumReport as VacuumReport  # the seam's vocabulary too
 
 T = TypeVar("T")
 
@@ -82,8 +83,28 @@ class BlobStore(abc.ABC):
         """Release connections and threads. Idempotent."""
 
     def describe(self) -> dict[str, Any]:
-        """Facts for ``makers-store info``: kind, location, size, schema version."""
+        """Facts for ``makers-store info``: kind, location, size, schema
+        version, and ``reclaimable_bytes`` (what :meth:`vacuum` would give
+        back) where the backend can tell."""
         return {"kind": type(self).__name__}
+
+    async def vacuum(self) -> VacuumReport:
+        """Give back the space that deleted blobs leave behind (``store.admin.vacuum()``).
+
+        Optional. A backend that keeps space after a delete (a database's
+        free pages or dead rows) overrides it; it must change no blob, keep
+        the store readable by other processes meanwhile, and make writers
+        wait no longer than their usual busy handling allows. This default
+        does nothing and says so: a backend that frees space as it deletes
+        (object storage, memory) needs nothing more. The rules of the
+        emulator's backends: :mod:`makers_store.lifecycle.vacuum`."""
+        return VacuumReport(
+            backend=type(self).__name__,
+            bytes_before=None,
+            bytes_after=None,
+            note="nothing to do: this backend gives space back as it deletes",
+            nothing_to_do=True,
+        )
 
     async def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
         """Tell when blobs are written, by anyone (the feed of

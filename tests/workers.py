@@ -3,6 +3,10 @@
 python -m tests.workers append URL CONVERSATION COUNT TAG [USER]
 python -m tests.workers spread URL PREFIX CONVERSATIONS COUNT TAG USER
 python -m tests.workers forever URL CONVERSATION      (prints each acknowledged append)
+python -m tests.workers read-forever URL CONVERSATION COUNT
+    (reads its COUNT messages in a loop: "ok START END" per read, "bad ..." on a change)
+python -m tests.workers fork-many URL SOURCE PREFIX COUNT  (one JSON line per id forked)
+python -m tests.workers fork-forever URL SOURCE PREFIX     (prints each finished fork)
 python -m tests.workers touch URL PREFIX CONVERSATIONS COUNT SEED
     (appends COUNT messages "late" to random conversations PREFIX0..; prints
      each conversation id once its append is acknowledged)
@@ -107,6 +111,50 @@ async def prune(url: str, idle_seconds: float) -> None:
     print("done", flush=True)
 
 
+async def fork_many(url: str, source: str, prefix: str, count: int) -> None:
+    """Fork ``source`` into PREFIX0 .. PREFIX{COUNT-1}; one JSON line per id:
+    {"id", "outcome": "ok" | "conflict"} (several processes race for each id)."""
+    async with makers_store.open_store(url) as store:
+        for i in range(count):
+            new = f"{prefix}{i}"
+            try:
+                await store.fork_conversation(source, new)
+                outcome = "ok"
+            except makers_store.MemoryConflictError:
+                outcome = "conflict"
+            print(json.dumps({"id": new, "outcome": outcome}), flush=True)
+
+
+async def fork_forever(url: str, source: str, prefix: str) -> None:
+    """Fork ``source`` into PREFIX0, PREFIX1, ... printing each id forked
+    (a kill then lands in the middle of the next fork)."""
+    async with makers_store.open_store(url) as store:
+        i = 0
+        while True:
+            await store.fork_conversation(source, f"{prefix}{i}")
+            print(i, flush=True)
+            i += 1
+
+
+def read_forever(url: str, cid: str, count: int) -> None:
+    """Read the conversation's ``count`` messages again and again, each read
+    its own unit of work; print ``ok START END`` (time.time()) per read, or
+    ``bad ...`` and exit 1 at the first read that differs from the first."""
+    with makers_store.open_sync_store(url) as store:
+        first = [m.to_dict() for m in store.get_messages(cid, limit=count)]
+        if len(first) != count:
+            print(f"bad: {len(first)} messages, not {count}", flush=True)
+            raise SystemExit(1)
+        print("ready", flush=True)
+        while True:
+            start = time.time()
+            page = [m.to_dict() for m in store.get_messages(cid, limit=count)]
+            if page != first:
+                print(f"bad: read {len(page)} messages that differ", flush=True)
+                raise SystemExit(1)
+            print(f"ok {start} {time.time()}", flush=True)
+
+
 def main(argv: list[str]) -> None:
     command, url, *rest = argv
     if command == "append":
@@ -119,8 +167,14 @@ def main(argv: list[str]) -> None:
         asyncio.run(touch(url, rest[0], int(rest[1]), int(rest[2]), int(rest[3])))
     elif command == "prune":
         asyncio.run(prune(url, float(rest[0])))
+    elif command == "fork-many":
+        asyncio.run(fork_many(url, rest[0], rest[1], int(rest[2])))
+    elif command == "fork-forever":
+        asyncio.run(fork_forever(url, rest[0], rest[1]))
     elif command == "forever":
         asyncio.run(forever(url, rest[0]))
+    elif command == "read-forever":
+        read_forever(url, rest[0], int(rest[1]))
     else:
         raise SystemExit(f"unknown command {command}")
 
