@@ -26,6 +26,16 @@ a Node round runs.
   ``SQLITE_DEFAULT_WAL_SYNCHRONOUS=1``, so NORMAL as well. Both settings are
   read back from the connections and printed.
 
+The overhead table (issue 25: at most 60 us added per call): each call a
+Node agent makes most (``appendMessage``, ``getMessages({limit: 20})``,
+``state.get``, ``state.set``, the checkpointer's ``put`` and ``getTuple``)
+against the same call a Python agent makes on the same store, alternating,
+in microseconds per call; "added" is the difference. For the checkpointer,
+the Python call is ``MakersCheckpointSaver`` given the same checkpoint as
+Python objects (it serializes them itself, with LangGraph's serializer), and
+the Node call includes LangGraph.js's serializer in Node: what each agent
+pays for the same step.
+
 For information (no targets): the Node client's cost is the Python call plus
 the RPC; tests/bench/bench_node_profile.py shows where a call's time goes. Needs
 ``node`` and the npm packages of tests/node/project (``npm ci`` there); left
@@ -59,6 +69,8 @@ from bench_harness import (
     sqlite_url,
     table,
 )
+from bench_langgraph import HISTORY as PYTHON_HISTORY
+from bench_langgraph import Thread as PythonThread
 from bench_openai import TEXT
 from bench_sqlite import our_settings
 
@@ -255,8 +267,107 @@ async def bench_checkpointer(workdir: Path, sizes: Sizes, notes: list[str]) -> l
     ]  # fmt: skip
 
 
+#: (call, Node contender, Python contender) of the overhead table
+OVERHEAD_CALLS = (
+    ("appendMessage", "append.node", "append"),
+    ("getMessages({limit: 20})", "read20.node", "read20"),
+    ("state.get", "state.get.node", "state.get"),
+    ("state.set", "state.set.node", "state.set"),
+    ("checkpointer put", "put.ours", "put"),
+    ("checkpointer getTuple", "get.ours", "get"),
+)
+OVERHEAD_TARGET_US = 60
+
+
+async def overhead(workdir: Path, sizes: Sizes) -> list[tuple[str, float, float]]:
+    """(call, Python us, Node us) per call of :data:`OVERHEAD_CALLS`, each pair
+    alternating in one store, served over the store RPC as serve serves it."""
+    say("node: overhead per call, Node context.store against the same Python call")
+    store = makers_store.open_store(sqlite_url(workdir / "node-overhead.db"))
+    server, socket, folder = await serve(store)
+    bound = store.bind("bench-node", run_id="run-bench")  # Node's is bound alike
+    saver = store.langgraph_checkpointer
+    put_thread = PythonThread(saver, "python-put")
+    read_thread = PythonThread(saver, "python-get")
+    calls = 0
+
+    async def append() -> None:
+        nonlocal calls
+        calls += 1  # below the quota, as the Node side
+        await bound.append_message(f"python-append-{calls // 2_000}", "user", TEXT)
+
+    async def read20() -> None:
+        assert len(await bound.get_messages(READ_CONVERSATION, limit=20)) == 20
+
+    async def state_get() -> None:
+        await bound.state.get("k")
+
+    async def state_set() -> None:
+        nonlocal calls
+        calls += 1
+        await bound.state.set("k", {"step": calls, "text": "a small value"})
+
+    async def get() -> None:
+        assert await saver.aget_tuple(read_thread.config) is not None
+
+    python = {
+        "append": append,
+        "read20": read20,
+        "state.get": state_get,
+        "state.set": state_set,
+        "put": put_thread.put,
+        "get": get,
+    }
+    found = []
+    try:
+        await populate(
+            f"ours, conversation {READ_CONVERSATION!r} to 100",
+            100,
+            lambda i: store.append_message(READ_CONVERSATION, "user", TEXT),
+        )
+        await bound.state.set("k", {"step": 0, "text": "a small value"})
+        for _ in range(PYTHON_HISTORY):
+            await read_thread.put()
+        await read_thread.add_writes()
+        node_files = workdir / "overhead"  # the Node side's files, apart from the other rows'
+        node_files.mkdir()
+        async with NodeDriver(socket, node_files) as node:
+            await node.ask(
+                cmd="setup", what="messages", text=TEXT, readConversation=READ_CONVERSATION,
+                readMessages=100,
+            )  # fmt: skip
+            await node.ask(cmd="setup", what="checkpoints", history=HISTORY)
+            for call, node_name, python_name in OVERHEAD_CALLS:
+                got = await compare_rounds(
+                    {"node": node.round(node_name), "python": rounds_of(python[python_name])},
+                    sizes,
+                )
+                found.append((call, 1e6 / got["python"], 1e6 / got["node"]))
+    finally:
+        await server.close()
+        await store.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return found
+
+
+def overhead_table(found: list[tuple[str, float, float]]) -> list[str]:
+    """The overhead table as Markdown."""
+    lines = [
+        f"| Node call (SQLite) | Python call, us | Node call, us | added, us | "
+        f"target <= {OVERHEAD_TARGET_US} |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for call, python_us, node_us in found:
+        added = node_us - python_us
+        verdict = "PASS" if added <= OVERHEAD_TARGET_US else "FAIL"
+        lines.append(f"| {call} | {python_us:.0f} | {node_us:.0f} | {added:.0f} | {verdict} |")
+    return lines
+
+
 async def run(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
-    """The Node rows; ``notes`` gets the versions and SQLite settings behind them."""
+    """The Node rows; ``notes`` gets the versions and SQLite settings behind them,
+    and the overhead table."""
+    notes += ["", *overhead_table(await overhead(workdir, sizes)), ""]
     rows = await bench_messages(workdir, sizes, notes)
     rows += await bench_checkpointer(workdir, sizes, notes)
     return rows
@@ -265,13 +376,20 @@ async def run(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes")
-    quick = parser.parse_args().quick
+    parser.add_argument(
+        "--overhead", action="store_true", help="only the overhead table (Node against Python)"
+    )
+    args = parser.parse_args()
     if (reason := missing()) is not None:
         raise SystemExit(reason)
+    sizes = QUICK if args.quick else FULL
     notes: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
-        rows = asyncio.run(run(Path(tmp), QUICK if quick else FULL, notes))
-    print("\n".join([*notes, "", *table(rows, quick)]))
+        if args.overhead:
+            print("\n".join(overhead_table(asyncio.run(overhead(Path(tmp), sizes)))))
+            return 0
+        rows = asyncio.run(run(Path(tmp), sizes, notes))
+    print("\n".join([*notes, "", *table(rows, args.quick)]))
     return 0
 
 

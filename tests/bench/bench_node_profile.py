@@ -145,8 +145,6 @@ async def main_async(calls: int) -> list[tuple[str, dict[str, float]]]:
     table: dict[str, Handler] = {"bench.noop": noop, **handlers_for(store)}
     extra = {name: meter.wrap_async(name, handler, keep=True) for name, handler in table.items()}
     server, socket, socket_folder = await serve(store, extra=extra)
-    answer = server._answer  # the task that answers one request line, write included
-    server._answer = meter.wrap_async("answer", answer)  # type: ignore[method-assign]
     decode, encode = store_rpc_values.decode_request, store_rpc_values.encode_reply
     store_rpc_values.decode_request = meter.wrap_sync("decode", decode)
     store_rpc_values.encode_reply = meter.wrap_sync("encode", encode)

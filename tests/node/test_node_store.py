@@ -190,6 +190,18 @@ async def test_pipelined_calls_on_one_connection(store: ContextStore) -> None:
     assert await store.bind("pipe").state.get("k39") == 39
 
 
+async def test_answers_larger_than_a_socket_read(store: ContextStore) -> None:
+    """The client reads 256 KB at a time into one reused buffer: lines that span
+    reads (split inside a multi-byte character, some) come back whole, in
+    calls in flight together, and the next small answer after them too."""
+    async with serving(store) as socket:
+        out = await run_node(PROJECT / "large_answer.mjs", socket, "large")
+    assert out["equal"] == [True, True, True]
+    assert out["bytes"] > 3 * 256 * 1024 and out["small"] is None
+    messages = await store.get_messages("large", limit=10)
+    assert [m.content.split(":")[0] for m in messages] == ["1", "2", "3"]
+
+
 async def test_option_objects_read_as_javascript_reads_them(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

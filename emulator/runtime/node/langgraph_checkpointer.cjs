@@ -81,9 +81,12 @@ function saverClass({ BaseCheckpointSaver, TASKS, maxChannelVersion }) {
     }
 
     async put(config, checkpoint, metadata, newVersions) {
+      // [type, base64, id]: the id is all the Python checkpointer reads of the
+      // checkpoint, so it does not parse the payload to find it
+      // (store_rpc/checkpoints.py, relayed)
       return this.#call('put', {
         config: wireConfig(config),
-        checkpoint: wireBytes(await this.serde.dumpsTyped(checkpoint)),
+        checkpoint: [...wireBytes(await this.serde.dumpsTyped(checkpoint)), checkpoint.id],
         metadata: metadata ?? {},
         newVersions: newVersions ?? {},
       });

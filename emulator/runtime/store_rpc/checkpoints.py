@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from makers_store.errors import MemoryValidationError
 
+from .values import loads
+
 if TYPE_CHECKING:
     from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
 
@@ -61,22 +63,35 @@ class RelaySerde:
     def loads_typed(self, data: Typed) -> Any:
         kind, payload = data
         if kind == "json":
-            return Relayed(data, json.loads(payload))
+            return Relayed(data, loads(payload))
         return Relayed(data, self._python.loads_typed(data))
 
 
-def relayed(value: Any, argument: str) -> Relayed:
-    """A ``[type, base64]`` pair from Node as a :class:`Relayed` value."""
+def relayed(value: Any, argument: str, *, decode: bool = True) -> Relayed:
+    """A ``[type, base64]`` pair from Node as a :class:`Relayed` value.
+
+    ``decode=False`` when the checkpointer only stores the value (a pending
+    write: ``dumps_typed`` gives its bytes back, nothing reads it), and for a
+    checkpoint sent as ``[type, base64, id]``: its id is the one thing the
+    checkpointer reads of it (the record's key), and the Node saver takes it
+    from the very object it serialized, so the payload (kilobytes of
+    messages) is not parsed only to find it. The bytes are checked as base64
+    either way; what they hold is LangGraph.js's to read back."""
     if (
         not isinstance(value, list)
-        or len(value) != 2
+        or len(value) not in (2, 3)
         or not isinstance(value[0], str)
         or not isinstance(value[1], str)
     ):
         raise MemoryValidationError(f"{argument} must be a [type, base64 bytes] pair")
     try:
         payload = base64.b64decode(value[1], validate=True)
-        decoded = json.loads(payload) if value[0] == "json" else None
+        if len(value) == 3:  # [type, base64, id]: the id is all the checkpointer reads
+            decoded: Any = {"id": value[2]}
+        elif decode and value[0] == "json":
+            decoded = loads(payload)
+        else:
+            decoded = None
     except (ValueError, RecursionError) as exc:  # binascii.Error and JSONDecodeError too
         raise MemoryValidationError(f"{argument} does not decode: {exc}") from None
     return Relayed((value[0], payload), decoded)

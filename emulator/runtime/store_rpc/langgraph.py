@@ -104,7 +104,7 @@ class _Checkpoints:
         ):
             raise MemoryValidationError("writes must be a list of [channel, value] pairs")
         pairs = [
-            (channel, relay.relayed(value, f"writes[{i}] value"))
+            (channel, relay.relayed(value, f"writes[{i}] value", decode=False))
             for i, (channel, value) in enumerate(writes)
         ]
         config = _config(required(kw, "config"), "config")

@@ -152,6 +152,14 @@ const operations = {
     const page = await store.getMessages({ conversationId: readConversation, limit: 50 });
     if (page.length !== 50) throw new Error(`getMessages gave ${page.length} messages`);
   },
+  // the calls of the overhead table (bench_node.py, overhead): each the same
+  // call as its Python row, on a conversation of its own
+  'state.get.node': () => store.state.get('k'),
+  'state.set.node': () => store.state.set('k', { step: appendCalls++, text: 'a small value' }),
+  'read20.node': async () => {
+    const page = await store.getMessages({ conversationId: readConversation, limit: 20 });
+    if (page.length !== 20) throw new Error(`getMessages gave ${page.length} messages`);
+  },
   'read.raw': () => {
     if (selectRaw('raw-read').length !== 50) throw new Error('the raw select gave too few rows');
   },
