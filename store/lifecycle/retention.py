@@ -66,7 +66,17 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from .. import adapter_keys, keys, names, validate
-from ..blob_ops import BlobInfo, Op, Program, delete, delete_many, get, list_keys, segments_under
+from ..blob_ops import (
+    BlobInfo,
+    Op,
+    Program,
+    delete,
+    delete_many,
+    get,
+    get_many,
+    list_keys,
+    segments_under,
+)
 from ..codec import ConversationRecord
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
 from ..models import fields_dict
@@ -79,8 +89,9 @@ if TYPE_CHECKING:
 #: Index entries listed per request while looking for idle conversations.
 INDEX_PAGE = 500
 #: Conversations judged and deleted per unit of work on a transactional
-#: backend (each is its own conditional step without transactions anyway).
-UNIT_BATCH = 50
+#: backend (each is its own conditional step without transactions anyway):
+#: large enough that a commit (an fsync on SQLite) is shared by many.
+UNIT_BATCH = 200
 #: Keys listed per request when a conversation's keys are collected for removal.
 KEY_PAGE = 1000
 
@@ -187,15 +198,39 @@ def _linked_segments(cid: str) -> Generator[Op, Any, list[str]]:
     return [keys.linked_segment(info.key) for info in links]
 
 
-def _idle(cid: str, record: ConversationRecord, cutoff: int) -> Generator[Op, Any, bool]:
+def _idle(
+    cid: str, record: ConversationRecord, cutoff: int, listed: list[str] | None = None
+) -> Generator[Op, Any, bool]:
     """Whether the conversation's last write, Claude transcripts included
-    (its own and those of the ids linked to it), is older than ``cutoff``."""
+    (its own and those of the ids linked to it), is older than ``cutoff``.
+    ``listed``: every key of the conversation, when the caller listed them
+    (then framework data is looked for in it, not with a listing of its own)."""
     if last_write(record) >= cutoff:
         return False
+    adapters = keys.adapters_prefix(cid)
+    if listed is not None:
+        if not any(key.startswith(adapters) for key in listed):
+            return True
+    elif not (yield from list_keys(adapters, limit=1)):
+        return True  # no framework data, no links: one listing says so
     for segment in [keys.id_segment(cid), *(yield from _linked_segments(cid))]:
         if (yield from _claude_last_write(segment)) >= cutoff:
             return False
     return True
+
+
+def _all_keys(cid: str) -> Generator[Op, Any, list[BlobInfo]]:
+    """Every key under the conversation's prefix (meta included)."""
+    listed: list[BlobInfo] = []
+    start_after: str | None = None
+    while True:
+        page = yield from list_keys(
+            keys.conversation_prefix(cid), start_after=start_after, limit=KEY_PAGE
+        )
+        listed.extend(page)
+        if len(page) < KEY_PAGE:
+            return listed
+        start_after = page[-1].key
 
 
 # --- the prune of a batch of conversations --------------------------------------
@@ -212,8 +247,8 @@ def prune_batch(
     entry that led here, if one did) and delete the idle ones (see the
     module docstring for the two ways); ``tally`` collects what was deleted
     or, with ``dry_run``, would be."""
-    for meta_key, entry_key in found:
-        blob = yield from get(meta_key)
+    metas = yield from get_many(meta_key for meta_key, _ in found)  # one read for the batch
+    for (_, entry_key), blob in zip(found, metas, strict=True):
         if blob is None:
             # An entry older than the cutoff without meta: left by a removal
             # cut short after its meta went (an append in flight writes its
@@ -236,14 +271,19 @@ def prune_batch(
                 else:
                     yield from _remove_committed(cid, record, blob.etag)
             continue
-        if not (yield from _idle(cid, record, cutoff)):
+        if last_write(record) >= cutoff:
+            tally.kept.add(cid)
+            continue
+        # In one transaction the keys listed now are the keys deleted below.
+        listed = None if dry_run or not atomic else [i.key for i in (yield from _all_keys(cid))]
+        if not (yield from _idle(cid, record, cutoff, listed)):
             tally.kept.add(cid)
             continue
         tally.kept.discard(cid)
-        if dry_run:
+        if listed is not None:
+            yield from _remove_in_unit(cid, record, listed)
             tally.deleted[cid] = record.message_count
-        elif atomic:
-            yield from delete_conversation(cid)
+        elif dry_run:
             tally.deleted[cid] = record.message_count
         else:
             record.deleting = True
@@ -254,6 +294,22 @@ def prune_batch(
                 continue
             tally.deleted[cid] = record.message_count
             yield from _remove_committed(cid, record, committed)
+
+
+def _remove_in_unit(
+    cid: str, record: ConversationRecord, listed: list[str]
+) -> Generator[Op, Any, None]:
+    """Remove a live conversation whose keys are ``listed``, inside the one
+    transaction they were listed in, which no reader sees half done: what
+    ``delete_conversation`` removes (linked conversations first), without
+    committing an intent to meta first."""
+    links = keys.links_prefix(cid)
+    for key in listed:
+        if key.startswith(links):
+            other = yield from names.resolve(keys.id_segment(cid), keys.linked_segment(key))
+            if other != cid:
+                yield from delete_conversation(other, frozenset({cid}))
+    yield from delete_many([*listed, *owned_index_keys(cid, record)])
 
 
 def _remove_committed(
@@ -268,16 +324,7 @@ def _remove_committed(
         if other != cid:
             yield from delete_conversation(other, frozenset({cid}))
     meta_key = keys.meta_key(cid)
-    listed: list[BlobInfo] = []
-    start_after: str | None = None
-    while True:
-        page = yield from list_keys(
-            keys.conversation_prefix(cid), start_after=start_after, limit=KEY_PAGE
-        )
-        listed.extend(info for info in page if info.key != meta_key)
-        if len(page) < KEY_PAGE:
-            break
-        start_after = page[-1].key
+    listed = [info for info in (yield from _all_keys(cid)) if info.key != meta_key]
     current = yield from get(meta_key)
     if current is None or current.etag != committed:
         return  # another writer finished the removal; what is there now is theirs

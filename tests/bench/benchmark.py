@@ -78,6 +78,7 @@ import bench_langgraph_store
 import bench_node
 import bench_openai
 import bench_postgres
+import bench_prune
 import bench_sqlite
 from agents.memory import SQLiteSession
 from bench_harness import (
@@ -402,6 +403,7 @@ async def run_all(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
     else:
         say(f"node rows (context.store, langgraphCheckpointer vs SqliteSaver) left out: {no_node}")
     rows += await bench_backends.run(workdir, sizes)
+    rows += await bench_prune.run(workdir, sizes)
     if (missing := bench_postgres.missing_peers()) is None:
         rows += await bench_postgres.run(workdir, sizes)
     else:
