@@ -24,6 +24,7 @@ from makers_store.lifecycle import history_rules as rules
 from makers_store.lifecycle.doctor import HistoryRepair
 from makers_store.lifecycle.history_rules import HistoryFinding
 from makers_store.programs import load_meta, save_meta
+from makers_store.search import BILLED_PAGE, LOCAL_PAGE
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
 
@@ -390,6 +391,28 @@ async def test_one_id_twice(store: ContextStore) -> None:
         (rules.RULE_DUPLICATE_ID, ("web-1",), None)
     ]
     assert await repairs(store) == []
+
+
+async def test_one_id_twice_a_page_apart_is_walked_once(store: ContextStore) -> None:
+    """An id two messages hold is no cursor: paging by it would read the page
+    between them again and again. The doctor walks by position."""
+    size = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
+    await store.append_messages(
+        "c1", [{"role": "user", "content": f"n{n}", "message_id": f"m{n}"} for n in range(3 * size)]
+    )
+    data = encode_message(
+        message_id=f"m{size - 1}",  # the last of the second page takes the first page's last id
+        role="user",
+        content_json='"copy"',
+        created_at=1_700_000_000_900,
+        metadata_json="null",
+    )
+    key = keys.message_key("c1", 2 * size - 1)
+    await store.runner.run(lambda: put(key, data), write=True)
+    found = await findings(store)
+    assert [(f.rule, f.message_ids) for f in found] == [
+        (rules.RULE_DUPLICATE_ID, (f"m{size - 1}",))
+    ]
 
 
 # --- 3. what the converters cannot turn into valid input -------------------------

@@ -7,9 +7,10 @@ is visited through the store's one page walker
 (:func:`makers_store.inventory.conversation_pages`: pages of 100 ids with
 their metas, one unit of work each), so ids that own adapter data but no
 conversation are met too. A live conversation's messages are read oldest
-first through the public ``iter_messages`` (one unit of work per page; a
-page of 10 messages where requests are cheap, 100 where each is billed, as the
-search does), fed to a :class:`~.history_rules.HistoryChecker`, which keeps
+first through the same walker, a page per unit of work (10 messages where
+requests are cheap, 100 where each is billed, as the search reads), followed
+by seq rather than by message id, since an id two messages hold is no cursor
+to trust; they are fed to a :class:`~.history_rules.HistoryChecker`, which keeps
 ids and digests only. Memory is bounded by one page of conversations, one page
 of messages and one conversation's ids (at most 10,000 messages), whatever the
 store's size. Findings come conversation by conversation, in key order.
@@ -73,7 +74,8 @@ from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import inventory, keys, programs, validate
+from .. import inventory, keys, paging, programs, validate
+from ..blob import Capabilities
 from ..blob_ops import Op, Program, get, list_keys, put
 from ..codec import ConversationRecord, decode_json, decode_message, decode_messages, encode_message
 from ..errors import MemoryConflictError, MemoryNotFoundError, PreconditionFailedError
@@ -171,8 +173,7 @@ async def _check_one(
     if record is not None and record.live:
         checker = HistoryChecker(cid)
         found: list[HistoryFinding] = []
-        size = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
-        async for message in store.iter_messages(cid, page_size=size):
+        async for message in _messages(store, cid):
             found += checker.feed(message)
         return found + checker.finish()
     kinds = await store.runner.run(lambda: _leftovers(cid), write=False)
@@ -193,6 +194,34 @@ async def _check_one(
             "writes only framework data); delete_conversation removes it"
         )
     return [HistoryFinding(cid, rules.RULE_ORPHAN_ADAPTER_DATA, (), why)]
+
+
+def _messages(store: ContextStore, cid: str) -> AsyncIterator[Message]:
+    """The conversation's messages oldest first, a page per unit of work,
+    followed by seq rather than by message id: an id held by two messages
+    (old data, which :data:`~.history_rules.RULE_DUPLICATE_ID` reports) is no
+    cursor a walk can trust to move forward."""
+    caps = store.blobs.capabilities
+    size = BILLED_PAGE if caps.costly_requests else LOCAL_PAGE
+
+    async def read(low: int | None) -> tuple[list[Message], int | None]:
+        return await store.runner.run(lambda: _message_page(cid, low or 0, size, caps), write=False)
+
+    return paging.items(read)
+
+
+def _message_page(
+    cid: str, low: int, size: int, caps: Capabilities
+) -> Program[tuple[list[Message], int | None]]:
+    record = yield from programs.visible_meta(cid)
+    if record is None:
+        return [], None
+    entries = yield from message_range(
+        cid, record, max(low, record.cleared_below), record.next_seq, size, reverse=False, caps=caps
+    )
+    messages = decode_messages([entry.data for entry in entries])
+    following = keys.seq_from_message_key(entries[-1].key) + 1 if entries else None
+    return messages, paging.after_full(entries, size, lambda _: following)
 
 
 _KIND_WORDS = {
@@ -294,7 +323,11 @@ async def _append_result(
     elif call_id not in rules.metadata_calls(call) + rules.content_calls(call):
         return "left alone: the message no longer makes the call"
     mid = interrupted_id(call_id)
-    async for later in store.iter_messages(cid, after=call_mid):
+    reached = False
+    async for later in _messages(store, cid):  # by position: an id may be held twice
+        if not reached:
+            reached = later.message_id == call_mid
+            continue
         if later.message_id == mid:
             return "already repaired: the interrupted result is there"
         if session:
@@ -382,7 +415,7 @@ def _set_aside_call(cid: str, mid: str, call_id: str, now: int, caps: Any) -> Pr
 
 
 def _turn_after(
-    cid: str, record: ConversationRecord, seq: int, call_id: str, caps: Any
+    cid: str, record: ConversationRecord, seq: int, call_id: str, caps: Capabilities
 ) -> Generator[Op, Any, str]:
     """Whether the messages after ``seq`` answer ``call_id`` before the next
     message that is no result ("answered"), do not ("closed"), or are all
