@@ -298,6 +298,53 @@ def show_command(
 
 
 @app.command(
+    "fork",
+    epilog=examples(
+        "makers-store conv fork c_42 c_42_retry",
+        "makers-store conv fork c_42 c_42_retry --up-to msg_0000000007_k3j9x2",
+    ),
+)
+def fork_command(
+    ctx: typer.Context,
+    source_id: Annotated[
+        str, typer.Argument(metavar="SRC", help="The conversation to copy.", show_default=False)
+    ],
+    new_id: Annotated[
+        str,
+        typer.Argument(
+            metavar="NEW", help="The id of the copy (must not exist).", show_default=False
+        ),
+    ],
+    up_to: Annotated[
+        str | None,
+        typer.Option(
+            "--up-to",
+            metavar="MSG",
+            help="Copy the messages up to and including this one (default: all).",
+        ),
+    ] = None,
+    as_json: JsonOutput = False,
+) -> None:
+    """Copy a conversation into a new id: messages (all, or up to --up-to),
+    metadata with forked_from, state, users and its LangGraph thread up to the fork.
+
+    Whole or nothing: a fork cut short leaves no new conversation."""
+    with open_session(ctx) as session, api_arguments_as_flags(up_to="up-to"):
+        meta = session.store.fork_conversation(source_id, new_id, up_to=up_to)
+    from .render import conversation_details, emit_json, stderr, stdout
+
+    if as_json:
+        emit_json(meta.to_dict())
+        return
+    stdout().print(conversation_details(meta))
+    from .text import counted
+
+    stderr().print(
+        f"forked {counted(meta.message_count, 'message')} of {source_id!r} into {new_id!r}"
+    )
+
+
+@app.command(
     "update",
     epilog=examples(
         'makers-store conv update c_42 --set title="Trip to Lisbon" --unset draft',

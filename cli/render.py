@@ -240,6 +240,16 @@ def title_of(meta: ConversationMeta) -> str:
     return title(meta)
 
 
+def forked_from(meta: ConversationMeta) -> str | None:
+    """``X at message M`` for a fork (``metadata.forked_from``), else None."""
+    parent = meta.metadata.get("forked_from")
+    if not isinstance(parent, dict) or not isinstance(parent.get("conversation_id"), str):
+        return None
+    message = parent.get("message_id")
+    at = f"at message {message}" if isinstance(message, str) else "with no messages"
+    return f"{parent['conversation_id']} {at}"
+
+
 def conversation_details(meta: ConversationMeta, users: list[str] | None = None) -> RenderableType:
     lines = Text()
     rows = [
@@ -251,6 +261,9 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
     ]
     if users:
         rows.append(("users", ", ".join(users)))
+    parent = forked_from(meta)
+    if parent is not None:
+        rows.append(("forked from", parent))
     for label, value in rows:
         lines.append(f"{label:>13}  ", style="dim")
         lines.append(printable_line(value) + "\n")

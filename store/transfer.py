@@ -74,9 +74,10 @@ class TransferCounts:
 Range = tuple[str, str | None, str | None]
 
 
-def _chunk(prefix: str, start_after: str | None, end_before: str | None) -> Program[Chunk]:
+def value_chunk(prefix: str, start_after: str | None, end_before: str | None) -> Program[Chunk]:
     """Values of the range from its start, up to CHUNK_BYTES (or one value),
-    and whether they are the rest of the range."""
+    and whether they are the rest of the range: the bounded page of export
+    and of ``fork_conversation``."""
     infos = yield from list_keys(
         prefix, start_after=start_after, end_before=end_before, limit=_LIST_BATCH
     )
@@ -98,7 +99,7 @@ def _values(
     runner: UnitRunner, prefix: str, start_after: str | None = None, end_before: str | None = None
 ) -> AsyncIterator[Entry]:
     async def read(after: str | None) -> tuple[list[Entry], str | None]:
-        chunk, last = await runner.run(lambda: _chunk(prefix, after, end_before), write=False)
+        chunk, last = await runner.run(lambda: value_chunk(prefix, after, end_before), write=False)
         return chunk, (None if last or not chunk else chunk[-1].key)
 
     return paging.items(read, start_after)

@@ -76,6 +76,15 @@ def routes(p: str, config: StudioConfig) -> list[Route]:
         await store.delete_conversation(_text(await _body(request), "id"))
         return JSONResponse({"ok": True})
 
+    async def fork(request: Request) -> Response:
+        """Fork the conversation at one of its messages into a new id (the page
+        proposes one); the page then opens the fork."""
+        body = await _body(request)
+        meta = await store.fork_conversation(
+            _text(body, "id"), _text(body, "new_id"), up_to=_text(body, "message_id")
+        )
+        return JSONResponse({"ok": True, "id": meta.conversation_id})
+
     async def rebuild_index(request: Request) -> Response:
         summary = await store.admin.rebuild_index()
         return JSONResponse({"ok": True, "summary": summary.to_dict()})
@@ -86,5 +95,6 @@ def routes(p: str, config: StudioConfig) -> list[Route]:
         Route(f"{p}/api/meta", update_meta, methods=["POST"]),
         Route(f"{p}/api/clear", clear, methods=["POST"]),
         Route(f"{p}/api/delete", delete, methods=["POST"]),
+        Route(f"{p}/api/fork", fork, methods=["POST"]),
         Route(f"{p}/api/index-rebuild", rebuild_index, methods=["POST"]),
     ]

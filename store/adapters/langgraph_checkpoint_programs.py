@@ -18,6 +18,7 @@ writes and marker, so a crash never shows a checkpoint whose writes are gone.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -234,6 +235,75 @@ def copy_thread(source_id: str, target_id: str) -> Program[None]:
         if len(entries) < PAGE:
             return
         cursor = entries[-1].key
+
+
+#: 100-ns intervals from the UUID epoch (1582-10-15) to the Unix epoch
+_UUID_EPOCH_OFFSET = 0x01B21DD213814000
+
+
+def checkpoint_time_ms(checkpoint_id: str) -> int | None:
+    """When a checkpoint was made (Unix milliseconds), read from its id:
+    LangGraph's ids are UUIDv6, whose first 60 bits are the time. None for an
+    id of any other form, which carries no time."""
+    try:
+        value = uuid.UUID(checkpoint_id)
+    except ValueError:
+        return None
+    if value.version != 6:
+        return None
+    bits = value.int
+    stamp = ((bits >> 96) << 28) | (((bits >> 80) & 0xFFFF) << 12) | ((bits >> 64) & 0x0FFF)
+    return (stamp - _UUID_EPOCH_OFFSET) // 10_000
+
+
+def copy_checkpoints(
+    source_id: str,
+    target_id: str,
+    checkpoint_ns: str,
+    before: str | None,
+    until_ms: int | None,
+    limit: int = PAGE,
+) -> Program[str | None]:
+    """One page of a thread copy (``store.fork_conversation``): up to
+    ``limit`` checkpoints of one namespace, oldest first, starting below the
+    source key ``before`` (None: from the oldest); returns the key to pass as
+    ``before`` next, None when the namespace is done.
+
+    With ``until_ms``, only checkpoints made at or before that time are
+    copied (and those whose id carries no time, see
+    :func:`checkpoint_time_ms`): a checkpoint's parent is older than it, so
+    what is kept holds the complete parent chain of every kept checkpoint,
+    which LangGraph's DeltaChannel walks to rebuild its values. Each
+    checkpoint goes with its pending writes and run marker, written before
+    it (its commit point, as in :func:`put_checkpoint`); oldest first, so a
+    copy cut short holds an older part of the thread, every parent chain whole."""
+    prefix = adapter_keys.langgraph_checkpoints_prefix(source_id, checkpoint_ns)
+    source = adapter_keys.langgraph_prefix(source_id)
+    target = adapter_keys.langgraph_prefix(target_id)
+    # Keys first, then values: object storage lists backward by reading the
+    # window's keys forward, which costs far less than reading its values.
+    infos = yield from list_keys(prefix, end_before=before, reverse=True, limit=limit)
+    blobs = yield from get_many(info.key for info in infos)
+    for entry in blobs:
+        if entry is None:  # deleted since listed
+            continue
+        checkpoint_id = adapter_keys.restore_checkpoint_id(entry.key[len(prefix) :])
+        made = None if until_ms is None else checkpoint_time_ms(checkpoint_id)
+        if made is not None and until_ms is not None and made > until_ms:
+            continue
+        writes = yield from scan(
+            adapter_keys.langgraph_writes_prefix(source_id, checkpoint_ns, checkpoint_id)
+        )
+        for write in writes:
+            yield from put(target + write.key[len(source) :], write.data)
+        run_id = run_of(entry.data)
+        if run_id is not None:
+            yield from put(
+                adapter_keys.langgraph_run_key(target_id, run_id, checkpoint_ns, checkpoint_id),
+                b"",
+            )
+        yield from put(target + entry.key[len(source) :], entry.data)
+    return infos[-1].key if len(infos) == limit else None
 
 
 def run_of(data: bytes) -> str | None:

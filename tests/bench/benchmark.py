@@ -73,6 +73,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import bench_backends
+import bench_fork
 import bench_langgraph
 import bench_langgraph_store
 import bench_node
@@ -403,6 +404,7 @@ async def run_all(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
     else:
         say(f"node rows (context.store, langgraphCheckpointer vs SqliteSaver) left out: {no_node}")
     rows += await bench_backends.run(workdir, sizes)
+    rows += await bench_fork.run(workdir, sizes)
     rows += await bench_prune.run(workdir, sizes)
     if (missing := bench_postgres.missing_peers()) is None:
         rows += await bench_postgres.run(workdir, sizes)

@@ -259,6 +259,15 @@
     "state-delete": (el) => post("/api/state-delete", { id: cid, key: el.dataset.key }).then(() => "state key deleted"),
     "clear": () => post("/api/clear", { id: cid }).then(() => { document.getElementById("messages").innerHTML = ""; return "messages cleared"; }),
     "delete": () => post("/api/delete", { id: cid }).then(() => { location.href = `${BASE}/`; return "conversation deleted"; }),
+    "fork": async (el) => {
+      // the new id is asked for, with a fresh one proposed
+      const proposed = `${cid}-fork-${Math.random().toString(36).slice(2, 8)}`;
+      const newId = window.prompt("Fork up to this message into a new conversation with the id:", proposed);
+      if (!newId) return "fork cancelled";
+      const answer = await post("/api/fork", { id: cid, message_id: el.dataset.message, new_id: newId });
+      location.href = `${BASE}/conversation?id=${encodeURIComponent(answer.id)}`;
+      return "forked";
+    },
     "openai-items": async () => {
       const out = document.getElementById("openai-items");
       out.innerHTML = await fragment(`${BASE}/openai.part?id=${encodeURIComponent(cid)}`);
