@@ -8,7 +8,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from makers_store import ContextStore, ConversationMeta, MemoryValidationError, search
+from makers_store import (
+    ContextStore,
+    ConversationMeta,
+    MemoryNotFoundError,
+    MemoryValidationError,
+    search,
+)
 
 from . import frameworks, shapes
 from .config import Renderer, StudioConfig
@@ -83,6 +89,15 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         items = await frameworks.openai_items(store, cid)
         return HTMLResponse(render.text("openai_items.html", items=items))
 
+    async def history_part(request: Request) -> Response:
+        cid = request.query_params.get("id", "")
+        await _meta(store, cid)  # refuses an empty id
+        try:  # each finding as its JSON shape: the template prints fields, never objects
+            findings = [f.to_dict() async for f in store.admin.check_history(cid)]
+        except MemoryNotFoundError:
+            return HTMLResponse(render.text("history_check.html", missing=True, findings=[]))
+        return HTMLResponse(render.text("history_check.html", missing=False, findings=findings))
+
     async def index_page(request: Request) -> Response:
         return render.page(request, "index_health.html")
 
@@ -97,6 +112,7 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         Route(f"{p}/messages.part", messages_part),
         Route(f"{p}/panel.part", panel_part),
         Route(f"{p}/openai.part", openai_part),
+        Route(f"{p}/history.part", history_part),
         Route(f"{p}/index", index_page),
         Route(f"{p}/index-check.part", index_check_part),
     ]

@@ -268,6 +268,11 @@
       location.href = `${BASE}/conversation?id=${encodeURIComponent(answer.id)}`;
       return "forked";
     },
+    "history-check": async () => {
+      const out = document.getElementById("history-check");
+      out.innerHTML = await fragment(`${BASE}/history.part?id=${encodeURIComponent(cid)}`);
+      return "history checked";
+    },
     "openai-items": async () => {
       const out = document.getElementById("openai-items");
       out.innerHTML = await fragment(`${BASE}/openai.part?id=${encodeURIComponent(cid)}`);
@@ -289,7 +294,7 @@
   };
 
   // actions that only show more: the panel they sit in is not re-rendered
-  const NO_REFRESH = new Set(["openai-items"]);
+  const NO_REFRESH = new Set(["openai-items", "history-check"]);
 
   async function run(name, el) {
     if (el.dataset.confirm && !window.confirm(el.dataset.confirm)) return;
