@@ -504,9 +504,11 @@ async def test_a_fork_reads_as_the_source_up_to_the_cut_whatever_the_interleavin
 
     await record()
     ordered = sorted(actions)
-    blobs.interleaving = Interleaving(
-        [act(n, p) for _, n, p in ordered], [w for w, _, _ in ordered]
-    )  # type: ignore[attr-defined]
+    # a fork here runs about 20 units and 120 operations: steps scaled to them
+    scale = 1 if kind == "stepwise" else 6
+    blobs.interleaving = Interleaving(  # type: ignore[attr-defined]
+        [act(n, p) for _, n, p in ordered], [w // scale for w, _, _ in ordered]
+    )
     up_to = None if cut is None else ids[cut]
     try:
         meta = await store.fork_conversation("src", "new", up_to=up_to)
