@@ -44,9 +44,20 @@ written since the judgment:
   again if-match. So no cut between two steps, and no writer acting between
   them, makes the prune delete a write that followed its judgment.
 
-A crash between steps leaves meta marked ``deleting``: the conversation is
-gone for readers, its index entries still lead the next prune (or its next
-writer) to finish the removal.
+A crash between steps leaves meta marked ``deleting`` (the conversation is
+gone for readers) with its recency index entry, or that entry alone (meta
+goes before it): either leads the next prune here to finish the removal (or
+its next writer, as after ``delete_conversation``).
+
+On a transactional backend the unit is leaner: the metas of a batch are read
+in one read, an idle conversation's keys are listed once (what the listing
+shows is what is deleted, in the same transaction) and deleted in one batch
+with its index entries, many conversations per commit.
+
+Not covered: Claude transcript appends do not read the conversation's meta,
+so on PostgreSQL and S3 one racing the prune may survive it as transcript
+data without its conversation (``prune_checkpoints`` deletes such leftovers
+once their main transcript is gone).
 
 **Checkpoints.** ``prune_checkpoints`` keeps the latest checkpoint of each
 LangGraph namespace and the ancestors LangGraph's DeltaChannel rebuilds its
