@@ -7,7 +7,7 @@
 // Commands (one JSON line each; one JSON line answers, {"error"} on failure):
 //   {"cmd": "settings"}                        versions and SQLite settings
 //   {"cmd": "setup", "what": "...", ...}       untimed preparation
-//   {"cmd": "round", "name": "...", "seconds", "minOps"}   -> {"opsPerSecond"}
+//   {"cmd": "round", "name": "...", "seconds", "minOps"}   -> {"opsPerSecond", "cpuPerCall", "calls"}
 //   {"cmd": "profile", "name": "...", "calls"}  where one call's time goes in
 //                                               Node (tests/bench/bench_node_profile.py)
 import { createRequire } from 'node:module';
@@ -175,15 +175,20 @@ const operations = {
   'list.peer': () => listed(saverOf('peer'), latest.peer, 10),
 };
 
+// ops/s of one round, and this process's CPU microseconds per call
 async function timedRound(op, seconds, minOps) {
   let calls = 0;
+  const cpu = process.cpuUsage();
   const start = performance.now();
   const deadline = start + seconds * 1000;
   for (;;) {
     await op();
     calls += 1;
     const now = performance.now();
-    if (calls >= minOps && now >= deadline) return calls / ((now - start) / 1000);
+    if (calls >= minOps && now >= deadline) {
+      const { user, system } = process.cpuUsage(cpu);
+      return { opsPerSecond: calls / ((now - start) / 1000), cpuPerCall: (user + system) / calls, calls };
+    }
   }
 }
 
@@ -285,7 +290,7 @@ async function answer(command) {
       const op = operations[command.name];
       if (op === undefined) throw new Error(`unknown contender ${command.name}`);
       globalThis.gc?.(); // as the Python side collects before each round
-      return { opsPerSecond: await timedRound(op, command.seconds, command.minOps) };
+      return timedRound(op, command.seconds, command.minOps);
     }
     case 'profile':
       if (operations[command.name] === undefined) throw new Error(`unknown contender ${command.name}`);
