@@ -170,13 +170,16 @@ def put_checkpoint(
     data: bytes,
     run_id: str | None,
     now: int | None = None,
-) -> Program[None]:
+) -> Program[bool]:
     """Store one checkpoint. ``now`` stamps the write into the conversation's
     meta first, when it has one (:mod:`makers_store.lifecycle.activity`): a
-    thread that ran lately is not idle, and a prune racing this put keeps it."""
+    thread that ran lately is not idle, and a prune racing this put keeps it.
+    Returns whether meta was stamped with ``now`` (the saver then skips the
+    stamp for a resolution's time)."""
+    stamped = False
     if now is not None:
         record, etag = yield from load_live_meta(thread_id)
-        yield from touch(thread_id, record, etag, now)
+        stamped = (yield from touch(thread_id, record, etag, now)) != etag
     yield from names.remember(thread_id)  # a bounded thread id, for threads()
     if run_id is not None:
         yield from put(
@@ -185,6 +188,7 @@ def put_checkpoint(
     yield from put(
         adapter_keys.langgraph_checkpoint_key(thread_id, checkpoint_ns, checkpoint_id), data
     )
+    return stamped
 
 
 def put_writes(records: Sequence[WriteRecord]) -> Program[None]:

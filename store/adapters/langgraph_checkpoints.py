@@ -54,6 +54,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from makers_store import adapter_keys
 from makers_store.errors import MemoryValidationError
+from makers_store.lifecycle.activity import TOUCH_RESOLUTION_MS
 
 from . import langgraph_checkpoint_programs as programs
 from . import langgraph_checkpoint_records as records
@@ -65,6 +66,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _LIST_PAGE = 100
 _STRATEGIES = ("keep_latest", "delete")
+#: Threads whose last stamp a saver remembers (then it forgets them all).
+_STAMPS_KEPT = 10_000
 
 
 class MakersCheckpointSaver(BaseCheckpointSaver[int]):
@@ -73,6 +76,7 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
     def __init__(self, store: ContextStore, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self._runner = store.runner
+        self._stamped: dict[str, int] = {}  # thread -> when this saver stamped its meta
         self._bridge = SyncBridge(
             "checkpointer", "await graph.ainvoke(...), await checkpointer.aget_tuple(...)"
         )
@@ -204,10 +208,19 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             self.serde, config, checkpoint, metadata, checkpoint_id, conf.get("checkpoint_id")
         )
         now = self._runner.clock()
-        await self._runner.run(
-            lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id, now),
+        # A thread this saver stamped less than a resolution ago needs no
+        # stamp (nor the meta read): its meta's stamp is at least that young,
+        # which is all a prune's judgment needs (lifecycle.activity).
+        last = self._stamped.get(thread_id)
+        stamp = None if last is not None and 0 <= now - last < TOUCH_RESOLUTION_MS else now
+        stamped = await self._runner.run(
+            lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id, stamp),
             write=True,
         )
+        if stamped:
+            if len(self._stamped) >= _STAMPS_KEPT:
+                self._stamped.clear()
+            self._stamped[thread_id] = now
         return {
             "configurable": {
                 "thread_id": thread_id,
