@@ -18,12 +18,21 @@ without transactions:
 * S3 lists ascending only: a reverse listing reads the whole window forward
   and keeps its last ``limit`` keys (``capabilities.lists_backward`` False tells the
   store's programs to avoid them on hot paths).
-* Delete reports whether the blob existed with ``If-Match: *`` (S3 answers
-  404 when it did not): one request. A server that does not honour the
-  wildcard (moto answers 412) gets a plain DeleteObject after it. A server
-  that ignores If-Match on DELETE altogether deletes unconditionally: the
-  store's conditional deletes then lose their protection against a
-  concurrent rewrite, and a delete of a missing key reports True.
+* Delete reports whether the blob existed with ``If-Match: *``: one
+  request where the server answers 404 for a missing key, as AWS S3 does
+  for general purpose buckets. Servers differ there (moto up to 5.2.5
+  answers 404, and 412 for an existing key, as if ``*`` were an etag; moto
+  5.2.6 treats the wildcard as no condition and answers 204 either way; the
+  DeleteObject reference says 204 for a missing key on directory buckets),
+  so a 204 alone cannot say whether the key existed. The first delete that
+  needs to know asks the server once per process, endpoint and bucket
+  (:func:`_wildcard_reports_missing`: a wildcard delete of a key that cannot
+  exist): where it answers 404 a 204 means "it existed", as before; where it
+  does not, such deletes read the etag first (HeadObject) and delete with
+  ``If-Match: <etag>``: one request for a missing key, two for a present
+  one. A server that ignores If-Match on DELETE altogether deletes
+  unconditionally: the store's conditional deletes then lose their
+  protection against a concurrent rewrite.
 * At most ``max_connections`` requests are in flight per client
   (:class:`RequestSlots`); time spent waiting for a slot is reported as
   queue time (:func:`makers_store.retry.waited_in_queue`).
@@ -38,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -55,6 +65,15 @@ NONCE_SIZE = 16  # random bytes after each value, so every put gets a new ETag
 PAGE_SIZE = 1000  # the most keys ListObjectsV2 returns per request
 DELETE_OBJECTS_MAX = 1000  # the most keys one DeleteObjects request takes
 SCAN_CONCURRENCY = 16  # GetObjects in flight per scan or batch read
+#: Where the probe of :func:`_wildcard_reports_missing` points, under the
+#: store's prefix, with a random suffix: no program writes a key there.
+PROBE_KEY = ".delete-probe/"
+
+#: (endpoint, bucket) -> whether a wildcard DeleteObject of a missing key
+#: answers 404 there. What a server does is the server's, not one store
+#: object's or one event loop's, so it is asked once per process.
+reports_missing: dict[tuple[str, str], bool] = {}
+_reports_missing_lock = threading.Lock()
 
 
 def _epoch_ms(value: Any) -> int:
@@ -147,9 +166,7 @@ class S3Bucket:
         if op.if_match is not None:
             try:
                 async with self.slots:
-                    await self.client.delete_object(
-                        Bucket=self.name, Key=key, IfMatch=op.if_match
-                    )
+                    await self.client.delete_object(Bucket=self.name, Key=key, IfMatch=op.if_match)
             except Exception as exc:
                 if precondition_failed(exc, missing_fails=True):
                     raise PreconditionFailedError(
@@ -161,6 +178,8 @@ class S3Bucket:
             async with self.slots:
                 await self.client.delete_object(Bucket=self.name, Key=key)
             return True
+        if not await self._wildcard_reports_missing():
+            return await self._delete_by_etag(op.key)
         try:  # "delete if it exists": 404 tells us it did not
             async with self.slots:
                 await self.client.delete_object(Bucket=self.name, Key=key, IfMatch="*")
@@ -172,10 +191,65 @@ class S3Bucket:
                 return False
             if status not in (409, 412):
                 raise
-            # The server does not honour the wildcard (moto), or a concurrent
-            # write raced this one: delete unconditionally.
+            # The server takes the wildcard for an etag (moto up to 5.2.5),
+            # or a concurrent write raced this one: it exists, delete it.
             async with self.slots:
                 await self.client.delete_object(Bucket=self.name, Key=key)
+        return True
+
+    async def _wildcard_reports_missing(self) -> bool:
+        """Whether this server answers a wildcard DeleteObject of a missing
+        key with 404, so that its 204 means the key existed. Asked once per
+        process, endpoint and bucket, by deleting a key that cannot exist
+        (nothing is written; deleting a missing key changes nothing)."""
+        where = (str(self.client.meta.endpoint_url), self.name)
+        known = reports_missing.get(where)
+        if known is not None:
+            return known
+        probe = f"{self.prefix}{PROBE_KEY}{os.urandom(8).hex()}"
+        try:
+            async with self.slots:
+                await self.client.delete_object(Bucket=self.name, Key=probe, IfMatch="*")
+            answer = False  # 204 for a missing key: a 204 says nothing
+        except Exception as exc:
+            if not is_client_error(exc):
+                raise
+            code, status = code_and_status(exc)
+            if status == 409:  # a conflict on a fresh key: ask again next time
+                return False
+            if code == "NoSuchBucket" or status not in (404, 412):
+                raise
+            answer = status == 404
+        with _reports_missing_lock:
+            reports_missing.setdefault(where, answer)
+        return answer
+
+    async def _delete_by_etag(self, blob_key: str) -> bool:
+        """Delete ``blob_key`` if it exists, telling whether it did, on a server
+        whose wildcard delete cannot tell: read its etag (HeadObject), then
+        delete with ``If-Match: <etag>``. 404 there: someone else deleted it
+        meanwhile (and reports it); 412 or 409: it was rewritten meanwhile,
+        which fails the unit like any lost race, for the store's one retry
+        policy to run it again."""
+        key = self.prefix + blob_key
+        try:
+            async with self.slots:
+                head = await self.client.head_object(Bucket=self.name, Key=key)
+        except Exception as exc:
+            if is_client_error(exc) and code_and_status(exc)[1] == 404:
+                return False
+            raise
+        try:
+            async with self.slots:
+                await self.client.delete_object(Bucket=self.name, Key=key, IfMatch=head["ETag"])
+        except Exception as exc:
+            if not precondition_failed(exc, missing_fails=True):
+                raise
+            if code_and_status(exc)[1] == 404:
+                return False
+            raise PreconditionFailedError(
+                f"{blob_key!r} changed while being deleted", key=blob_key
+            ) from exc
         return True
 
     async def delete_many(self, op: DeleteMany) -> None:

@@ -7,11 +7,14 @@ existing key and with a stale ``If-Match``, and DeleteObject with a stale
 PutObjects with the same ``If-Match``, exactly one wins.
 
 What moto does not do like S3: DeleteObject with ``If-Match: *`` (S3: delete
-if the key exists, 404 if not) is answered 412 for an existing key, as if
-``*`` were an etag. The backend then falls back to a plain DeleteObject, so a
-delete of an existing key costs two requests on moto and one on S3. moto also
-checks a condition and writes in two unlocked steps; the test server runs one
-request at a time so that its conditional writes are atomic, as S3's are.
+if the key exists, 404 if not). moto up to 5.2.5 answers 412 for an existing
+key, as if ``*`` were an etag (the backend then deletes plainly: two requests
+for an existing key); moto 5.2.6 ignores the wildcard and answers 204 for a
+missing key too. The backend asks the server once which it does and, where a
+204 cannot tell, reads the etag with HeadObject and deletes with it. moto
+also checks a condition and writes in two unlocked steps; the test server
+runs one request at a time so that its conditional writes are atomic, as
+S3's are.
 """
 
 from __future__ import annotations
@@ -151,9 +154,17 @@ async def test_each_operation_costs_the_requests_it_should(blobs: S3BlobStore) -
     with pytest.raises(PreconditionFailedError):
         await blobs.put("a", b"3", if_match=info.etag)
     assert cost() == {"PutObject": 1}
-    assert await blobs.delete("missing") is False and cost() == {"DeleteObject": 1}
-    # One request on S3 (If-Match: *); moto answers the wildcard 412, so two.
-    assert await blobs.delete("a") is True and cost() == {"DeleteObject": 2}
+    assert await blobs.delete("missing") is False  # the server's wildcard answer, asked once
+    reports_missing = s3_requests.reports_missing[(endpoint(), BUCKET)]
+    cost()
+    assert await blobs.delete("missing") is False
+    if reports_missing:  # S3, moto <= 5.2.5: If-Match: * answers 404
+        assert cost() == {"DeleteObject": 1}
+        # One request on S3; moto <= 5.2.5 answers the wildcard 412, so two.
+        assert await blobs.delete("a") is True and cost() == {"DeleteObject": 2}
+    else:  # moto 5.2.6: a 204 either way, so the etag is read first
+        assert cost() == {"HeadObject": 1}
+        assert await blobs.delete("a") is True and cost() == {"HeadObject": 1, "DeleteObject": 1}
     for n in range(5):
         await blobs.put(f"s/{n}", b"x")
     cost()
@@ -163,6 +174,39 @@ async def test_each_operation_costs_the_requests_it_should(blobs: S3BlobStore) -
     doomed = tuple(f"d/{n}" for n in range(1_500))  # missing keys cost nothing extra
     await blobs.run(single(DeleteMany(doomed)), write=True)
     assert cost() == {"DeleteObjects": 2}  # at most 1,000 keys per request
+
+
+async def test_the_backend_knows_what_the_servers_wildcard_delete_answers(
+    raw: S3Client, blobs: S3BlobStore
+) -> None:
+    """What the backend learned (once per process, endpoint and bucket) is
+    what the server answers a wildcard delete of a missing key."""
+    await blobs.delete("missing")
+    try:
+        await raw.delete_object(Bucket=BUCKET, Key="never-written", IfMatch="*")
+        answers_404 = False
+    except Exception as exc:
+        answers_404 = exc.response["ResponseMetadata"]["HTTPStatusCode"] == 404  # type: ignore[attr-defined]
+    assert s3_requests.reports_missing[(endpoint(), BUCKET)] is answers_404
+
+
+@pytest.mark.parametrize("reports_missing", [True, False])
+async def test_delete_tells_whether_the_key_existed_whatever_the_server_answers(
+    blobs: S3BlobStore, monkeypatch: pytest.MonkeyPatch, reports_missing: bool
+) -> None:
+    """Both ways of deleting a key only if it exists, on the real server:
+    the wildcard where a 404 reports a missing key (taken only where the
+    server does), the etag read first where it does not."""
+    await blobs.delete("missing")
+    actual = s3_requests.reports_missing[(endpoint(), BUCKET)]
+    if reports_missing and not actual:
+        pytest.skip("this server answers a wildcard delete of a missing key with 204")
+    monkeypatch.setitem(s3_requests.reports_missing, (endpoint(), BUCKET), reports_missing)
+    await blobs.put("k", b"1")
+    assert await blobs.delete("k") is True
+    assert await blobs.get("k") is None
+    assert await blobs.delete("k") is False
+    assert await blobs.delete("never") is False
 
 
 async def test_a_common_append_costs_four_requests() -> None:

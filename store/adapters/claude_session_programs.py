@@ -269,7 +269,7 @@ def delete_session(sid: str, project: str) -> Program[None]:
     heads = yield from list_keys(adapter_keys.claude_heads_prefix(sid, project))
     yield from delete_many(info.key for info in heads)
     yield from delete_range(adapter_keys.claude_session_prefix(sid, project))
-    yield from delete(adapter_keys.claude_project_entry(project, sid))
+    yield from delete(adapter_keys.claude_project_entry(project, sid), quiet=True)
 
 
 def list_heads(project: str) -> Program[tuple[list[tuple[str, Head]], list[str]]]:
@@ -293,7 +293,7 @@ def prune(project: str, stale: list[str]) -> Program[None]:
     for segment in stale:
         head = yield from get(adapter_keys.claude_main_head_key_of_segment(segment, project))
         if head is None:
-            yield from delete(adapter_keys.claude_project_prefix(project) + segment)
+            yield from delete(adapter_keys.claude_project_prefix(project) + segment, quiet=True)
 
 
 def list_subkeys(sid: str, project: str) -> Program[list[str]]:
@@ -318,7 +318,7 @@ def bind(cid: str, candidate: str) -> Program[str]:
     try:
         yield from put(key, candidate.encode(), if_none_match=True)
     except PreconditionFailedError:
-        yield from delete(link)
+        yield from delete(link, quiet=True)
         raise
     return candidate
 
