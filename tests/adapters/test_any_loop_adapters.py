@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,13 +28,9 @@ from langgraph.checkpoint.conformance.test_utils import (
 
 import makers_store
 from tests.adapters.openai_worker import RUN_CONFIG
-from tests.backends import BACKENDS, backend_url
 from tests.test_any_loop import bare_loop_run, held
 
-
-@pytest.fixture(params=BACKENDS)
-def url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    return backend_url(request.param, tmp_path)
+pytestmark = pytest.mark.on_s3
 
 
 def run_sync_in_a_new_loop(agent: Agent[Any], text: str, session: Any) -> Any:

@@ -109,6 +109,7 @@ async def test_bad_input_is_rejected_naming_the_argument(store: makers_store.Con
     assert await sessions.load(KEY) is None
 
 
+@pytest.mark.on_s3
 async def test_ids_with_any_characters_do_not_collide(store: makers_store.ContextStore) -> None:
     sessions = store.claude_session_store()
     weird = ["a/b", "a%2Fb", "..", "h/m", "m", "s", "ünï cödé", "p/x"]
@@ -126,6 +127,7 @@ async def test_ids_with_any_characters_do_not_collide(store: makers_store.Contex
     )
 
 
+@pytest.mark.on_s3
 async def test_concurrent_appenders_lose_nothing_and_keep_each_order(
     store: makers_store.ContextStore,
 ) -> None:
@@ -186,6 +188,7 @@ async def test_appends_from_several_processes_lose_nothing(tmp_path: Path) -> No
 # --- deletion -----------------------------------------------------------------
 
 
+@pytest.mark.on_s3
 async def test_delete_cascades_and_a_recreated_session_starts_empty(
     store: makers_store.ContextStore,
 ) -> None:
@@ -263,6 +266,7 @@ async def test_binding_is_stable_and_linked(store: makers_store.ContextStore) ->
         await store.claude_session_binding("")
 
 
+@pytest.mark.on_s3
 async def test_racing_binders_agree(make_store: MakeStore) -> None:
     async with make_store() as store:
         found = await asyncio.gather(*(store.claude_session_binding("race") for _ in range(8)))

@@ -1,6 +1,7 @@
-"""The LangGraph checkpointer: the public conformance suite on every backend,
-deletion with the conversation, the sync bridge, and an interrupted graph that
-resumes after a restart (a new store over the same SQLite file)."""
+"""The LangGraph checkpointer: the public conformance suite (on every backend
+but S3, whose semantics stepwise memory has: tests/backends.py), deletion with
+the conversation, the sync bridge, and an interrupted graph that resumes after
+a restart (a new store over the same SQLite file)."""
 
 from __future__ import annotations
 
@@ -80,6 +81,7 @@ async def test_delete_conversation_removes_checkpoints_and_writes(
     assert await saver.aget_tuple(generate_config("other")) is not None
 
 
+@pytest.mark.on_s3
 async def test_checkpoint_ids_outside_the_key_alphabet(store: makers_store.ContextStore) -> None:
     saver = store.langgraph_checkpointer
     await _put(saver, "t")
@@ -91,6 +93,7 @@ async def test_checkpoint_ids_outside_the_key_alphabet(store: makers_store.Conte
         await saver.aprune(["t"], strategy="sometimes")
 
 
+@pytest.mark.on_s3
 async def test_sync_call_on_the_store_loop_raises(store: makers_store.ContextStore) -> None:
     saver = store.langgraph_checkpointer
     with pytest.raises(SyncCallInEventLoopError, match="would block"):

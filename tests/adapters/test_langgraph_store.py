@@ -179,6 +179,7 @@ async def test_put_update_delete_and_timestamps(store: ContextStore) -> None:
     assert await store.blobs.list("l/") == []
 
 
+@pytest.mark.on_s3
 async def test_concurrent_writers_all_land(store: ContextStore) -> None:
     """Writers racing on one key retry their compare-and-swap (stepwise
     backends); the item keeps the created_at of its first version."""

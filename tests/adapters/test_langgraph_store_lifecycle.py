@@ -74,6 +74,7 @@ async def test_expired_item_is_replaced_as_new(store: ContextStore) -> None:
     assert await lg.asweep_ttl() == 0  # the new item has no TTL
 
 
+@pytest.mark.on_s3
 async def test_ttl_sweeper_runs_until_stopped(store: ContextStore) -> None:
     clock = clock_of(store)
     lg = MakersLangGraphStore(store, ttl={"sweep_interval_minutes": 1})
@@ -95,6 +96,7 @@ async def test_ttl_sweeper_runs_until_stopped(store: ContextStore) -> None:
 # --- the synchronous side -------------------------------------------------------
 
 
+@pytest.mark.on_s3
 async def test_sync_methods_from_other_threads_run_on_the_portal(store: ContextStore) -> None:
     lg = MakersLangGraphStore(store)  # built on this loop: its home loop
     try:
@@ -117,6 +119,7 @@ async def test_sync_methods_from_other_threads_run_on_the_portal(store: ContextS
         await lg.aclose()
 
 
+@pytest.mark.on_s3
 def test_sync_store_without_a_loop(make_store: Callable[[], ContextStore]) -> None:
     store = make_store()  # every backend: its sync calls run on the adapter's portal loop
     lg = store.langgraph_store
@@ -148,6 +151,7 @@ def test_match_condition_and_unknown_ops_are_checked(
         asyncio.run(store.close())
 
 
+@pytest.mark.on_s3
 def test_sync_facade_langgraph_store(url: str) -> None:
     """Blocking code on any backend, through the sync facade."""
     with makers_store.open_sync_store(url) as store:
@@ -159,6 +163,7 @@ def test_sync_facade_langgraph_store(url: str) -> None:
         assert lg.get(("docs",), "a") is None
 
 
+@pytest.mark.on_s3
 def test_ttl_sweeper_from_sync_code(make_store: Callable[[], ContextStore]) -> None:
     """SqliteStore's style: no coroutine left un-awaited (warnings are errors
     here), a future that ends with the sweeper, stopped by cancel or stop."""
@@ -186,6 +191,7 @@ def test_ttl_sweeper_from_sync_code(make_store: Callable[[], ContextStore]) -> N
     asyncio.run(store.close())
 
 
+@pytest.mark.on_s3
 async def test_ttl_sweeper_call_styles_on_a_loop(store: ContextStore) -> None:
     lg = MakersLangGraphStore(store)
     lg.start_ttl_sweeper()  # not awaited: started anyway, nothing left pending

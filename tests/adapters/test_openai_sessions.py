@@ -195,6 +195,7 @@ async def test_many_items_span_scan_batches(make_store: MakeStore) -> None:
         assert await session.pop_item() == items[-1]
 
 
+@pytest.mark.on_s3
 async def test_concurrent_pops_and_adds_lose_nothing(make_store: MakeStore) -> None:
     async with make_store() as store:
         session = store.openai_session("c")
