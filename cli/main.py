@@ -17,6 +17,7 @@ from typer.core import TyperArgument, TyperOption
 from . import blob, chat, conv, copy, doctor, index, info, msg, prune, state, studio, transfer
 from . import serve as serve_commands
 from . import vacuum as vacuum_commands
+from . import window as window_commands
 from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup, run_with_error_boundary
 from .options import examples
@@ -152,6 +153,16 @@ app.command("info", epilog=examples("makers-store info", "makers-store info --js
     info.info_command
 )
 app.add_typer(conv.app, name="conv")
+conv.app.command(
+    "window",
+    epilog=examples("makers-store conv window c_42", "makers-store conv window c_42 --as openai"),
+)(window_commands.window_command)
+conv.app.command(
+    "summarize",
+    epilog=examples(
+        "makers-store conv summarize c_42 --until msg_0000000040_k3j9x2 --summary 'They planned days 1-3.'"
+    ),
+)(window_commands.summarize_command)
 app.add_typer(msg.app, name="msg")
 app.add_typer(state.app, name="state")
 app.add_typer(index.app, name="index")

@@ -6,7 +6,7 @@
 _makers_store_commands() {
     case "$1" in
         "") echo 'info export import copy doctor prune vacuum serve init chat studio conv msg state index blob' ;;
-        "conv") echo 'list show fork update delete clear' ;;
+        "conv") echo 'list show fork update delete clear window summarize' ;;
         "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
         "index") echo 'ls check rebuild' ;;
@@ -35,6 +35,8 @@ _makers_store_options() {
         "conv update") echo '--set --unset --json --store --debug -h --help' ;;
         "conv delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "conv clear") echo '--yes -y --dry-run --store --debug -h --help' ;;
+        "conv window") echo '--last -n --as --json --store --debug -h --help' ;;
+        "conv summarize") echo '--until --summary --json --store --debug -h --help' ;;
         "msg") echo '-h --help' ;;
         "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u --id --json --store --debug -h --help' ;;
         "msg list") echo '--since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
@@ -119,6 +121,13 @@ _makers_store_value() {
         "conv update|--store") echo 'file' ;;
         "conv delete|--store") echo 'file' ;;
         "conv clear|--store") echo 'file' ;;
+        "conv window|--last") echo 'any' ;;
+        "conv window|-n") echo 'any' ;;
+        "conv window|--as") echo 'choices:openai anthropic' ;;
+        "conv window|--store") echo 'file' ;;
+        "conv summarize|--until") echo 'any' ;;
+        "conv summarize|--summary") echo 'any' ;;
+        "conv summarize|--store") echo 'file' ;;
         "msg append|--role") echo 'choices:user assistant system tool' ;;
         "msg append|-r") echo 'choices:user assistant system tool' ;;
         "msg append|--content") echo 'any' ;;
@@ -222,7 +231,7 @@ _makers_store() {
     fi
     case "$cmdpath" in
         "import" | "serve" | "init") COMPREPLY=($(compgen -f -- "$cur")) ;;
-        "doctor" | "conv show" | "conv update" | "conv delete" | "conv clear" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
+        "doctor" | "conv show" | "conv update" | "conv delete" | "conv clear" | "conv window" | "conv summarize" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
     esac
     return 0
 }

@@ -47,10 +47,11 @@ def _fields(message: MessageLike) -> tuple[str, Any, dict[str, Any]]:
 
 
 def to_openai_input(messages: MessageSource) -> list[dict[str, Any]]:
-    """``{role, content}`` items for Chat Completions (and the Responses API's
-    message input); roles and content pass through, plus ``tool_calls`` /
-    ``tool_call_id`` / ``name`` from metadata. A context window's summary
-    comes first, as a system message."""
+    """``{role, content}`` items for Chat Completions (a Responses API
+    ``input`` takes its system, user and assistant items as they are); roles
+    and content pass through, plus ``tool_calls`` / ``tool_call_id`` /
+    ``name`` from metadata. A context window's summary comes first, as a
+    system message."""
     out: list[dict[str, Any]] = []
     if isinstance(messages, ContextWindow) and messages.system_text is not None:
         out.append({"role": "system", "content": messages.system_text})

@@ -39,6 +39,12 @@ NOT_FOUND: dict[str, tuple[tuple[str, ...], str] | None] = {
     "conv update": (("conv", "update", "nope", "--set", "a=1"), "conversation 'nope' not found"),
     "conv delete": (("conv", "delete", "nope", "--yes"), "conversation 'nope' not found"),
     "conv clear": (("conv", "clear", "nope", "--yes"), "conversation 'nope' not found"),
+    "conv window": (("conv", "window", "nope"), "conversation 'nope' not found"),
+    "conv summarize": (
+        ("conv", "summarize", "c1", "--until", "m9", "--summary", "s"),
+        "message 'm9' not found in conversation 'c1'",
+    ),
+    "vacuum": None,
     "msg append": None,
     "msg list": (("msg", "list", "nope"), "conversation 'nope' not found"),
     "msg search": (("msg", "search", "x", "-c", "nope"), "conversation 'nope' not found"),
@@ -172,6 +178,8 @@ def test_every_json_option_prints_json(one: str) -> None:
     needs = {
         "conv show": ("c1",),
         "conv update": ("c1", "--set", "t=1"),
+        "conv window": ("c1",),
+        "conv summarize": None,
         "msg list": ("c1",),
         "msg search": ("hello",),
         "msg show": None,
