@@ -52,6 +52,7 @@ async def store(url: str) -> Any:
         yield opened
 
 
+@pytest.mark.on_s3  # listings and deletes in S3's order: checked there too
 @pytest.mark.parametrize("way", ["admin", "checkpointer"])
 async def test_keep_latest_keeps_what_delta_channels_rebuild_from(
     store: ContextStore, way: str
@@ -107,6 +108,7 @@ async def test_a_thread_of_plain_channels_keeps_only_its_latest(store: ContextSt
     assert (await graph.aget_state(config)).values["total"] == 4
 
 
+@pytest.mark.on_s3  # conditional deletes of the heads
 async def test_orphaned_claude_subagent_transcripts_go(store: ContextStore) -> None:
     pytest.importorskip("claude_agent_sdk")
     sessions = store.claude_session_store()
