@@ -170,8 +170,8 @@ async def test_a_window_cut_by_count_does_not_open_with_orphan_tool_results(
 async def test_the_window_is_read_in_one_unit_whatever_the_length(
     store: ContextStore,
 ) -> None:
-    await turns(store, 150)
-    mids = await turns(store, 900)
+    await turns(store, 50)  # (1,200 messages: test_a_long_conversation_is_never_read_whole)
+    mids = await turns(store, 150)
     await store.set_summary(CID, "s", until=mids[-31])
     reads = 0
     run = store.runner.run
@@ -370,15 +370,18 @@ def fake_model_summary(previous: str | None, messages: list[Message]) -> str:
     return ",".join(folded + [m.message_id for m in messages])
 
 
-@pytest.mark.slow  # 1,000 messages: a minute or more on the local S3 server (moto)
+@pytest.mark.slow
 async def test_summarise_and_continue_over_a_thousand_messages(store: ContextStore) -> None:
     """Each turn the agent reads the window (the history a model sees), sends
     it with the new question, and stores the question and the answer in one
     write; every few turns it folds what it last saw, but for the newest
-    KEEP messages, into the summary."""
+    KEEP messages, into the summary. On S3 200 messages: the local server
+    (moto) takes 1.5 to 3 minutes for 1,000, and the stepwise memory backend
+    runs the 1,000 with S3's semantics in process."""
+    turns = 100 if store.blobs.describe()["kind"] == "s3" else 500
     appended: list[str] = []
     summaries = 0
-    for turn in range(500):
+    for turn in range(turns):
         window = await store.context_window(CID, last=LAST)
         # the summary and the window cover every message exactly once
         summarised = [] if window.summary is None else window.summary.split(",")
@@ -402,7 +405,7 @@ async def test_summarise_and_continue_over_a_thousand_messages(store: ContextSto
                 CID, fake_model_summary(window.summary, older), until=older[-1].message_id
             )
             summaries += 1
-    assert len(appended) == 1000 and summaries >= 500 // SUMMARY_EVERY - 1
+    assert len(appended) == 2 * turns and summaries >= turns // SUMMARY_EVERY - 1
     final = await store.context_window(CID, last=LAST)
     assert final.summary is not None
     assert final.summary.split(",") + ids(final) == appended
