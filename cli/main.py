@@ -160,7 +160,7 @@ conv.app.command(
 conv.app.command(
     "summarize",
     epilog=examples(
-        "makers-store conv summarize c_42 --until msg_0000000040_k3j9x2 --summary 'They planned days 1-3.'"
+        "makers-store conv summarize c_42 --until msg_0000000040_k3j9x2 --summary 'Days 1-3.'"
     ),
 )(window_commands.summarize_command)
 app.add_typer(msg.app, name="msg")
