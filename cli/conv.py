@@ -329,8 +329,19 @@ def fork_command(
     metadata with forked_from, state, users and its LangGraph thread up to the fork.
 
     Whole or nothing: a fork cut short leaves no new conversation."""
+    from makers_store.errors import MemoryNotFoundError
+
     with open_session(ctx) as session, api_arguments_as_flags(up_to="up-to"):
-        meta = session.store.fork_conversation(source_id, new_id, up_to=up_to)
+        try:
+            meta = session.store.fork_conversation(source_id, new_id, up_to=up_to)
+        except MemoryNotFoundError as exc:
+            # said the way every command says "not found" (the library names
+            # its argument first: source_id or up_to)
+            if up_to is not None and str(exc).startswith("up_to "):
+                raise NotFound(
+                    f"message {up_to!r} not found in conversation {source_id!r}"
+                ) from None
+            raise NotFound(f"conversation {source_id!r} not found") from None
     from .render import conversation_details, emit_json, stderr, stdout
 
     if as_json:

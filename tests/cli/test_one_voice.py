@@ -12,7 +12,7 @@ import pytest
 import typer.main
 
 import makers_store
-from makers_store.cli.main import app
+from makers_store.cli.main import _choices, app
 from tests.cli.conftest import make_store, run_process
 from tests.cli.test_docs_and_completions import command_paths
 
@@ -40,6 +40,9 @@ NOT_FOUND: dict[str, tuple[tuple[str, ...], str] | None] = {
     "conv delete": (("conv", "delete", "nope", "--yes"), "conversation 'nope' not found"),
     "conv clear": (("conv", "clear", "nope", "--yes"), "conversation 'nope' not found"),
     "conv window": (("conv", "window", "nope"), "conversation 'nope' not found"),
+    "conv fork": (("conv", "fork", "nope", "n2"), "conversation 'nope' not found"),
+    "doctor": (("doctor", "nope"), "conversation 'nope' not found"),
+    "prune": None,
     "conv summarize": (
         ("conv", "summarize", "c1", "--until", "m9", "--summary", "s"),
         "message 'm9' not found in conversation 'c1'",
@@ -114,11 +117,11 @@ def test_help_shows_values_one_way() -> None:
             if param.param_type_name == "argument":
                 assert param.metavar and param.metavar == param.metavar.upper(), (path, param)
             elif not getattr(param, "is_flag", False):
-                assert re.fullmatch(r"[A-Z_]+(=[A-Z_]+)?|[a-z]+(\|[a-z]+)+", param.metavar or ""), (
-                    path,
-                    param.opts,
-                    param.metavar,
-                )
+                metavar = param.metavar or ""
+                if metavar.islower():  # a choice: the choices themselves (a lone one too)
+                    assert metavar.split("|") == list(_choices(param) or ()), (path, metavar)
+                    continue
+                assert re.fullmatch(r"[A-Z_]+(=[A-Z_]+)?", metavar), (path, param.opts, metavar)
 
 
 def test_counts_have_separators_and_plurals_agree(tmp_path: Path) -> None:
@@ -180,6 +183,8 @@ def test_every_json_option_prints_json(one: str) -> None:
         "conv update": ("c1", "--set", "t=1"),
         "conv window": ("c1",),
         "conv summarize": None,
+        "conv fork": ("c1", "c1-fork"),
+        "prune": ("--idle-for", "30d", "--dry-run"),
         "msg list": ("c1",),
         "msg search": ("hello",),
         "msg show": None,
