@@ -152,8 +152,11 @@ async def run(workdir: Path, sizes: Sizes) -> list[Row]:
             1.0,
             None,
             "info",
+            lower_is_better=True,  # for the regression guard: more requests is worse
         )
     )
     for name, (_, mean) in counts.items():
-        rows.append(Row(f"S3 requests per {name} (mean)", mean, "per call", 1.0, None, "info"))
+        rows.append(
+            Row(f"S3 requests per {name} (mean)", mean, "per call", 1.0, None, "info", True)
+        )
     return rows

@@ -3,7 +3,13 @@
 Run it from the repository root::
 
     .venv/bin/python tests/bench/benchmark.py            # full sizes, exits 1 if a target is missed
-    .venv/bin/python tests/bench/benchmark.py --quick    # tiny sizes, a few seconds, never fails
+    .venv/bin/python tests/bench/benchmark.py --quick    # tiny sizes, a few minutes, never fails
+    .venv/bin/python tests/bench/benchmark.py --compare  # quick, then names every figure more
+                                                         # than 20% worse than accepted (exit 1)
+    .venv/bin/python tests/bench/benchmark.py --accept   # 3 quick runs: their medians accepted
+
+The regression guard (``--compare``, ``--accept``) and its table of accepted
+ratios, ``tests/bench/accepted.json``, are described in tests/bench/bench_guard.py.
 
 Every database is a file in one temporary directory. The machine is noisy, so
 each comparison runs its contenders side by side in one process: a warm-up,
@@ -74,6 +80,7 @@ from pathlib import Path
 
 import bench_backends
 import bench_fork
+import bench_guard
 import bench_langgraph
 import bench_langgraph_store
 import bench_node
@@ -413,25 +420,56 @@ async def run_all(workdir: Path, sizes: Sizes, notes: list[str]) -> list[Row]:
     return rows
 
 
+def measure(sizes: Sizes, where: Path | None) -> tuple[list[Row], list[str]]:
+    """One run of every area: its rows, and the lines about where it ran."""
+    with tempfile.TemporaryDirectory(prefix="makers-bench-", dir=where) as tmp:
+        workdir = Path(tmp)
+        notes: list[str] = []  # what the Node rows ran on, known once they ran
+        rows = asyncio.run(run_all(workdir, sizes, notes))
+        return rows, environment(workdir) + notes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="tiny sizes; never fails on targets")
     parser.add_argument("--dir", type=Path, help="put the databases here (default: a temp dir)")
+    guard = parser.add_mutually_exclusive_group()
+    guard.add_argument(
+        "--compare",
+        action="store_true",
+        help="run in quick mode and name every figure more than 20%% worse than its "
+        "accepted ratio (tests/bench/accepted.json); exit 1 if any",
+    )
+    guard.add_argument(
+        "--accept",
+        action="store_true",
+        help="run in quick mode --runs times and write the median ratios to "
+        "tests/bench/accepted.json",
+    )
+    parser.add_argument("--runs", type=int, default=3, help="quick runs of --accept (default 3)")
+    parser.add_argument(
+        "--accepted", type=Path, default=bench_guard.ACCEPTED, help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
-    sizes = QUICK if args.quick else FULL
+    quick = args.quick or args.compare or args.accept
+    sizes = QUICK if quick else FULL
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="makers-bench-", dir=args.dir) as tmp:
-        workdir = Path(tmp)
-        notes: list[str] = []  # what the Node rows ran on, known once they ran
-        rows = asyncio.run(run_all(workdir, sizes, notes))
-        lines = environment(workdir) + notes
-    lines += ["", *table(rows, args.quick), ""]
+    rows, lines = measure(sizes, args.dir)
+    lines += ["", *table(rows, quick), ""]
     missed = [row for row in rows if row.passed is False]
     elapsed = time.perf_counter() - started
-    mode = "quick" if args.quick else "full"
+    mode = "quick" if quick else "full"
     lines.append(f"{mode} mode, {elapsed:.0f} s; targets missed: {len(missed)}")
     print("\n".join(lines), flush=True)
-    return 1 if missed and not args.quick else 0
+    if args.compare or args.accept:
+
+        def again() -> list[Row]:
+            return measure(sizes, args.dir)[0]
+
+        if args.accept:
+            return bench_guard.run_accept(rows, again, args.runs, args.accepted)
+        return bench_guard.run_compare(rows, again, args.accepted)
+    return 1 if missed and not quick else 0
 
 
 if __name__ == "__main__":
