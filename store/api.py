@@ -456,7 +456,10 @@ class ContextStore(FrameworkMethods):
         cid = self._cid(given)
         text = windows.summary_text(arguments.required(summary, "summary"))
         mark = validate.identifier(arguments.required(until, "until"), "until")
-        return await self._runner.run(lambda: windows.write_summary(cid, text, mark), write=True)
+        now = self._runner.clock()
+        return await self._runner.run(
+            lambda: windows.write_summary(cid, text, mark, now), write=True
+        )
 
     # --- watching ----------------------------------------------------------
 

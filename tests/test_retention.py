@@ -81,7 +81,15 @@ async def test_idle_conversations_go_whole_and_active_ones_stay(store: ContextSt
 
 @pytest.mark.parametrize(
     "write",
-    ["state set", "state delete", "metadata", "message update", "message delete", "clear"],
+    [
+        "state set",
+        "state delete",
+        "metadata",
+        "summary",
+        "message update",
+        "message delete",
+        "clear",
+    ],
 )
 async def test_any_write_makes_a_conversation_active(store: ContextStore, write: str) -> None:
     await seed(store, "c1", 2)
@@ -91,6 +99,7 @@ async def test_any_write_makes_a_conversation_active(store: ContextStore, write:
         "state set": lambda: store.bind("c1").state.set("k", 1),
         "state delete": lambda: store.bind("c1").state.delete("k"),
         "metadata": lambda: store.update_conversation("c1", {"t": 1}),
+        "summary": lambda: store.set_summary("c1", "so far", until=first),
         "message update": lambda: store.update_message("c1", first, content="x"),
         "message delete": lambda: store.delete_message("c1", first),
         "clear": lambda: store.clear_messages("c1"),
@@ -100,6 +109,14 @@ async def test_any_write_makes_a_conversation_active(store: ContextStore, write:
     assert await alive(store) == ["c1"]
     advance(store, 10 * DAY)  # then it goes idle again
     assert (await store.admin.prune_conversations(IDLE)).conversation_ids == ["c1"]
+
+
+async def test_a_fresh_fork_of_an_idle_conversation_stays(store: ContextStore) -> None:
+    await seed(store, "old", 2)
+    advance(store, 10 * DAY)
+    await store.fork_conversation("old", "branch")  # keeps old's times: the fork is the write
+    assert (await store.admin.prune_conversations(IDLE)).conversation_ids == ["old"]
+    assert await alive(store) == ["branch"]
 
 
 async def test_a_recent_langgraph_checkpoint_makes_it_active(store: ContextStore) -> None:

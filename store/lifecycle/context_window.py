@@ -74,6 +74,7 @@ from ..message_lookup import locate, seq_of
 from ..message_programs import message_range
 from ..models import ConversationMeta, Message, fields_dict
 from ..programs import load_live_meta, merge_metadata, save_meta, visible_meta
+from .activity import stamp
 
 #: The platform's metadata keys (camelCase, as its document writes them).
 SUMMARY_KEY = "summary"
@@ -170,7 +171,12 @@ def read_window(cid: str, last: int, caps: Capabilities) -> Program[ContextWindo
     )
 
 
-def write_summary(cid: str, summary: str, until: str) -> Program[ConversationMeta]:
+def write_summary(
+    cid: str, summary: str, until: str, now: int | None = None
+) -> Program[ConversationMeta]:
+    """Both keys in one shallow merge, against the meta ``until`` was found
+    in; ``now`` stamps it as a write retention counts (as
+    ``update_conversation`` does)."""
     record, etag = yield from load_live_meta(cid)
     if record is None:
         raise MemoryNotFoundError(f"conversation_id {cid!r} not found")
@@ -179,5 +185,6 @@ def write_summary(cid: str, summary: str, until: str) -> Program[ConversationMet
             f"until: message_id {until!r} not found in conversation_id {cid!r}"
         )
     merge_metadata(record, {SUMMARY_KEY: summary, UNTIL_KEY: until})
+    stamp(record, now)
     yield from save_meta(cid, record, etag)
     return record.public()
