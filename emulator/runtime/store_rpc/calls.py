@@ -24,8 +24,14 @@ Why that is safe, and when it is used:
   S3 (aiohttp) and the runtime's other handlers (kv, tools, tracer) always get
   a task, and they wait on the network or a process anyway.
 * Nothing is held longer than before: a task ran the same first step on the
-  same loop, just one turn later; calls still start in the order their lines
-  arrived, and one that waits no longer holds the others than a task did.
+  same loop, just one turn later, and one that waits no longer holds the
+  others than a task did. Inline units that follow one another yield to the
+  loop after 4 ms (``emulator/sqlite.py``, ``HOLD_BUDGET``), so a long
+  pipelined batch still lets the loop run. The store's calls start in the
+  order their lines arrived, as before; a call of another kind (kv, tools)
+  starts one turn later than a store call read after it, which nothing
+  orders on (they touch different things, and a client that needs one before
+  the other awaits it first).
 """
 
 from __future__ import annotations
