@@ -7,6 +7,7 @@ import asyncio
 import contextvars
 import inspect
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from makers_store.emulator.runtime.store_rpc.methods import GENERIC, IGNORED_USE
 from makers_store.emulator.runtime.store_rpc.values import decode_request, encode_reply, snake
 from makers_store.errors import MemoryValidationError
 
-from .harness import serving
+from .harness import PROJECT, serving
 
 
 async def _exchange(path: str, lines: list[bytes]) -> list[dict[str, Any]]:
@@ -298,3 +299,40 @@ def test_values_json_refuses_are_refused_alike() -> None:
         encode_reply({"id": 1, "result": datetime.now(UTC)})
     with pytest.raises(MemoryValidationError, match="not JSON"):
         decode_request(b'{"id": 1, "method": "m", "params": {"a": tru}}')
+
+
+async def test_a_node_client_fails_calls_while_the_server_is_away_then_reconnects(
+    tmp_path: Path,
+) -> None:
+    """Calls made while the socket is gone reject with ``BackendError`` (none
+    hangs, none is sent later), and the next call after a server is back on the
+    path connects again."""
+    path = str(tmp_path / "r.sock")
+    async with makers_store.open_store("memory://") as store:
+        server = await start_store_rpc(store, path)
+        node = await asyncio.create_subprocess_exec(
+            "node",
+            str(PROJECT / "reconnect.mjs"),
+            cwd=PROJECT,
+            env={**os.environ, "MAKERS_STORE_RPC": path},
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert node.stdin is not None and node.stdout is not None
+        try:
+            assert await asyncio.wait_for(node.stdout.readline(), 60) == b"set\n"
+            await server.close()
+            node.stdin.write(b"closed\n")
+            assert await asyncio.wait_for(node.stdout.readline(), 60) == b"failed\n"
+            server = await start_store_rpc(store, path)
+            node.stdin.write(b"back\n")
+            node.stdin.close()  # its input ends: it exits once it has answered
+            out = json.loads(await asyncio.wait_for(node.stdout.readline(), 60))
+            assert await asyncio.wait_for(node.wait(), 60) == 0
+        finally:
+            if node.returncode is None:
+                node.kill()
+                await node.wait()
+            await server.close()
+    assert out["away"] == ["BackendError", "BackendError"]
+    assert out["back"] == [1, None]  # state only: no conversation record

@@ -116,7 +116,7 @@ export class RpcClient {
       const socket = this._socket();
       if (this.pending.size === 0) socket.ref(); // keep the process alive while calls are in flight
       this.pending.set(id, { resolve, reject });
-      if (this.queued.push(line) === 1) queueMicrotask(() => this._flush(socket));
+      if (this.queued.push(line) === 1) queueMicrotask(() => this._flush());
     });
   }
 
@@ -126,11 +126,12 @@ export class RpcClient {
     this.socket = null;
   }
 
-  _flush(socket) {
+  // The queued lines are always the current connection's: _lost empties the
+  // queue (and rejects its calls) when a connection goes.
+  _flush() {
     const lines = this.queued;
     this.queued = [];
-    // a socket lost meanwhile has rejected these calls already (_lost)
-    if (socket === this.socket) socket.write(lines.length === 1 ? lines[0] : lines.join(''));
+    if (lines.length && this.socket) this.socket.write(lines.length === 1 ? lines[0] : lines.join(''));
   }
 
   _socket() {
