@@ -196,7 +196,6 @@ app.command(
     "prune",
     epilog=examples(
         "makers-store prune --idle-for 30d --dry-run",
-        "makers-store prune --idle-for 90d --user u_42 --yes",
         "makers-store prune --checkpoints keep-latest --conversation c_42",
     ),
 )(prune.prune_command)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import _thread
 import asyncio
+import signal
 import threading
 from collections.abc import AsyncIterator
 
@@ -29,6 +30,9 @@ def test_ctrl_c_cancels_the_call_and_waits_for_it_to_end() -> None:
             raise
 
     timer = threading.Thread(target=lambda: started.wait(5) and _thread.interrupt_main())
+    # A suite started with SIGINT ignored (nohup, `cmd &`) passes that on, and
+    # interrupt_main() then does nothing: give SIGINT Python's own handler here.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
@@ -39,6 +43,7 @@ def test_ctrl_c_cancels_the_call_and_waits_for_it_to_end() -> None:
     finally:
         timer.join()
         portal.stop()
+        signal.signal(signal.SIGINT, inherited)
 
 
 def test_an_abandoned_walk_is_closed_on_the_portal() -> None:

@@ -38,9 +38,10 @@ def test_fork_errors_exit_with_their_codes_and_write_nothing(
     exists = cli("conv", "fork", "c1", "taken")
     assert (exists.exit_code, "new_id 'taken' already exists") == (1, exists.stderr.strip()[7:])
     missing = cli("conv", "fork", "nowhere", "c9")
-    assert missing.exit_code == 3 and "source_id 'nowhere' not found" in missing.stderr
+    assert (missing.exit_code, missing.stderr) == (3, "error: conversation 'nowhere' not found\n")
     absent = cli("conv", "fork", "c1", "c9", "--up-to", "nope")
-    assert absent.exit_code == 3 and "up_to 'nope'" in absent.stderr
+    expected = "error: message 'nope' not found in conversation 'c1'\n"
+    assert (absent.exit_code, absent.stderr) == (3, expected)
     empty = cli("conv", "fork", "c1", "c9", "--up-to", "")
     assert empty.exit_code == 2 and "--up-to must not be empty" in empty.stderr
     same = cli("conv", "fork", "c1", "c1")
