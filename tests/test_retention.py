@@ -28,10 +28,11 @@ from makers_store import (
     open_store,
     open_sync_store,
 )
-from makers_store.blob_ops import DeleteMany, Get, Op
+from makers_store.blob_ops import Get, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
 from tests.backends import SHARED_BACKENDS, backend_url
+from tests.test_crash_ordering import Crash, CrashingBlobStore
 from tests.test_multiprocess import worker
 
 DAY = 86_400_000
@@ -403,25 +404,6 @@ async def test_a_write_between_judgment_and_delete_keeps_it_whole(atomic: bool) 
 # --- crash at every step (no transactions) ----------------------------------------
 
 
-class Crash(BaseException):
-    """The process died here."""
-
-
-class Crashing(StepwiseMemoryBlobStore):
-    def __init__(self, data: MemoryMap, crash_at: int | None) -> None:
-        super().__init__(data)
-        self.crash_at = crash_at
-        self.ops = 0
-
-    async def execute(self, op: Op) -> object:
-        if self.ops == self.crash_at:
-            if isinstance(op, DeleteMany):  # object storage may apply part of a batch
-                await super().execute(DeleteMany(op.keys[: len(op.keys) // 2]))
-            raise Crash
-        self.ops += 1
-        return await super().execute(op)
-
-
 async def test_a_prune_cut_short_anywhere_leaves_whole_or_gone_and_a_second_finishes() -> None:
     clock = FixedClock(step=0)
     seeded = MemoryMap()
@@ -438,7 +420,7 @@ async def test_a_prune_cut_short_anywhere_leaves_whole_or_gone_and_a_second_fini
         data = MemoryMap()
         data.blobs = dict(seeded.blobs)
         data.sorted_keys = list(seeded.sorted_keys)
-        crashing = Crashing(data, step)
+        crashing = CrashingBlobStore(data, step)
         store = ContextStore(crashing, clock=clock, ids=counting_suffixes("r"))
         try:
             await store.admin.prune_conversations(IDLE)
