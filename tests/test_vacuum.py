@@ -5,11 +5,9 @@ so, and no backend changes a byte of data."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,8 +17,8 @@ import makers_store
 from makers_store import ContextStore, VacuumReport
 from makers_store.emulator import sqlite_vacuum
 from tests.backends import BACKENDS, backend_url
+from tests.test_multiprocess import worker
 
-ROOT = Path(__file__).resolve().parents[1]
 PAD = "x" * 3000  # bigger than a row's share of a page: each message fills pages
 
 
@@ -102,18 +100,6 @@ async def test_postgres_vacuums_its_own_tables_and_reports(tmp_path: Path) -> No
 
 def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/store.db"
-
-
-def worker(*args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.workers", *args],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 def stop(proc: subprocess.Popen[str]) -> tuple[list[str], str]:
