@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TypeVar
 
+from .errors import MemoryCorruptError
+
 Cursor = TypeVar("Cursor")
 Page = TypeVar("Page")
 Item = TypeVar("Item")
@@ -27,13 +29,25 @@ async def pages(
     start: Cursor | None = None,
 ) -> AsyncIterator[Page]:
     """Every page of the walk from ``start`` (None: the beginning): ``read``
-    is called again with the cursor each page returns, until one returns None."""
+    is called again with the cursor each page returns, until one returns None.
+
+    A page that ends at the cursor it started from made no progress: the
+    walk would read it forever. Only damaged data does that (two messages
+    holding one id, a page apart: the id resolves to the first), so it is
+    :class:`~makers_store.errors.MemoryCorruptError`, raised before the page
+    is yielded again."""
     cursor = start
     while True:
-        page, cursor = await read(cursor)
+        page, following = await read(cursor)
+        if following is not None and following == cursor:
+            raise MemoryCorruptError(
+                f"a walk made no progress: the page after {cursor!r} ends at {cursor!r} "
+                "again (two items hold that id; makers-store doctor names them)"
+            )
         yield page
-        if cursor is None:
+        if following is None:
             return
+        cursor = following
 
 
 async def items(

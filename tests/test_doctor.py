@@ -14,7 +14,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 import makers_store
-from makers_store import ContextStore, MemoryNotFoundError, keys
+from makers_store import ContextStore, MemoryCorruptError, MemoryNotFoundError, keys
 from makers_store.blob_ops import put
 from makers_store.clock import FixedClock
 from makers_store.codec import encode_message
@@ -413,6 +413,10 @@ async def test_one_id_twice_a_page_apart_is_walked_once(store: ContextStore) -> 
     assert [(f.rule, f.message_ids) for f in found] == [
         (rules.RULE_DUPLICATE_ID, (f"m{size - 1}",))
     ]
+    # paging by that id makes no progress: the page walker says so, it does not loop
+    with pytest.raises(MemoryCorruptError, match="no progress"):
+        async for _ in store.iter_messages("c1", page_size=size):
+            pass
 
 
 # --- 3. what the converters cannot turn into valid input -------------------------
