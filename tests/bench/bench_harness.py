@@ -183,3 +183,20 @@ def table(rows: list[Row], quick: bool) -> list[str]:
 
     rule = "  ".join("-" * width for width in widths)
     return [fmt(header), rule, *(fmt(line) for line in cells[1:])]
+
+
+def run_alone(run: Callable[[Path, Sizes], Awaitable[list[Row]]], description: str) -> int:
+    """What ``python tests/bench/bench_X.py [--quick]`` does for one area: its
+    rows in a temporary directory, the table, and the exit code of
+    ``benchmark.py`` (1 when a full-size target is missed; quick never fails)."""
+    import argparse
+    import asyncio
+    import tempfile
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="tiny sizes; never fails")
+    quick = parser.parse_known_args()[0].quick
+    with tempfile.TemporaryDirectory(prefix="makers-bench-") as tmp:
+        rows = asyncio.run(run(Path(tmp), QUICK if quick else FULL))
+    print("\n".join(table(rows, quick)))
+    return 0 if quick or all(row.passed is not False for row in rows) else 1

@@ -28,18 +28,15 @@ Run alone with ``python tests/bench/bench_langgraph_store.py [--quick]``.
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import itertools
 import sys
-import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_harness import FULL, QUICK, Row, Sizes, compare, say, sqlite_url, table
+from bench_harness import QUICK, Row, Sizes, compare, run_alone, say, sqlite_url
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
@@ -366,15 +363,5 @@ async def run(workdir: Path, sizes: Sizes) -> list[Row]:
     ]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--quick", action="store_true", help="tiny sizes; never fails")
-    quick = parser.parse_args().quick
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = asyncio.run(run(Path(tmp), QUICK if quick else FULL))
-    print("\n".join(table(rows, quick)))
-    return 0 if quick or all(row.passed is not False for row in rows) else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_alone(run, __doc__.split("\n", 1)[0]))

@@ -28,7 +28,6 @@ The peers come with ``pip install -e '.[bench]'``. Run alone with
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -333,12 +332,6 @@ async def run(workdir: Path, sizes: Sizes) -> list[Row]:
 
 
 if __name__ == "__main__":
-    import tempfile
+    from bench_harness import run_alone
 
-    from bench_harness import FULL, QUICK, table
-
-    quick = "--quick" in sys.argv
-    with tempfile.TemporaryDirectory(prefix="makers-bench-postgres-") as tmp:
-        found = asyncio.run(run(Path(tmp), QUICK if quick else FULL))
-    print("\n".join(table(found, quick)))
-    sys.exit(0 if quick or all(row.passed is not False for row in found) else 1)
+    sys.exit(run_alone(run, __doc__.split("\n", 1)[0]))

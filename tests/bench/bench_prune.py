@@ -144,13 +144,8 @@ async def run(workdir: Path, sizes: Sizes) -> list[Row]:
 
 
 if __name__ == "__main__":
-    import asyncio
     import sys
-    import tempfile
 
-    from bench_harness import FULL, QUICK, table
+    from bench_harness import run_alone
 
-    chosen = QUICK if "--quick" in sys.argv else FULL
-    with tempfile.TemporaryDirectory(prefix="makers-bench-prune-") as tmp:
-        found = asyncio.run(run(Path(tmp), chosen))
-    print("\n".join(table(found, chosen is QUICK)))
+    sys.exit(run_alone(run, __doc__.split("\n", 1)[0]))

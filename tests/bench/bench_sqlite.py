@@ -406,12 +406,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
         worker_main(*sys.argv[2:6])
         sys.exit(0)
-    import tempfile
+    from bench_harness import run_alone
 
-    from bench_harness import FULL, QUICK, table
-
-    quick = "--quick" in sys.argv
-    with tempfile.TemporaryDirectory(prefix="makers-bench-sqlite-") as tmp:
-        found = asyncio.run(run(Path(tmp), QUICK if quick else FULL))
-    print("\n".join(table(found, quick)))
-    sys.exit(0 if quick or all(row.passed is not False for row in found) else 1)
+    sys.exit(run_alone(run, __doc__.split("\n", 1)[0]))
