@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -9,10 +10,13 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -162,3 +166,46 @@ def sse_events(lines: Iterator[str]) -> Iterator[tuple[str | None, str]]:
             event = line[6:].strip()
         elif line.startswith("data:"):
             data.append(line[5:].lstrip())
+
+
+@dataclass
+class StoppedStream:
+    """What :func:`stop_mid_stream` saw: the run, its SSE frames, the stop's
+    answer, and how long the stream went on after the stop was sent."""
+
+    run_id: str
+    frames: list[tuple[str | None, Any]]
+    stop: httpx.Response
+    seconds_after_stop: float
+
+
+def stop_mid_stream(
+    server: Server, client: httpx.Client, *, cid: str, body: dict[str, Any], stop_path: str
+) -> StoppedStream:
+    """Stream ``POST /chat`` for ``cid`` and, once text arrives, post
+    ``{"conversation_id": cid}`` to ``stop_path`` from another client without
+    the conversation header, as the templates' frontends send a stop (so it may
+    land on another instance); wait for the stream to end."""
+    seen: dict[str, Any] = {"frames": []}
+    streaming = threading.Event()
+
+    def stream() -> None:
+        with client.stream(
+            "POST", "/chat", json=body, headers={"makers-conversation-id": cid}
+        ) as response:
+            seen["run_id"] = response.headers["makers-run-id"]
+            for event, data in sse_events(response.iter_lines()):
+                seen["frames"].append((event, json.loads(data)))
+                if event == "text_delta":
+                    streaming.set()
+        seen["ended"] = time.monotonic()
+
+    thread = threading.Thread(target=stream)
+    thread.start()
+    assert streaming.wait(60), seen
+    stopped_at = time.monotonic()
+    with server.client() as other:
+        stop = other.post(stop_path, json={"conversation_id": cid})
+    thread.join(60)
+    assert not thread.is_alive(), seen
+    return StoppedStream(seen["run_id"], seen["frames"], stop, seen["ended"] - stopped_at)

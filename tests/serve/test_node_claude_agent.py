@@ -16,7 +16,6 @@ was sent and plays one turn that calls the ``edgeone`` MCP tools.
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from tests.node.harness import CLAUDE_PROJECT, npm_ci
 
 from .fake_model import SLOW_CHUNK_INTERVAL_S, SLOW_CHUNKS, FakeModel
 from .fake_tool_model import NOTE_PATH, READ_TOOL, WRITE_TOOL, fake_tool_model
-from .harness import Server, serving, sse_events, write_project
+from .harness import Server, serving, sse_events, stop_mid_stream, write_project
 from .node_claude_project import NODE_CLAUDE_PROJECT
 
 pytestmark = pytest.mark.slow
@@ -209,36 +208,17 @@ def test_turns_resume_on_every_instance_and_the_model_uses_the_tools(
 
 def test_stop_ends_a_run_on_another_instance(served: Served, client: httpx.Client) -> None:
     cid = "node-claude-stop"
-    seen: dict[str, Any] = {"frames": []}
-    streaming = threading.Event()
-
-    def stream() -> None:
-        body = {"message": "slow one", "message_id": f"{cid}-1"}
-        with client.stream("POST", "/chat", json=body,
-                           headers={"makers-conversation-id": cid}) as response:
-            seen["run_id"] = response.headers["makers-run-id"]
-            for event, data in sse_events(response.iter_lines()):
-                seen["frames"].append((event, json.loads(data)))
-                if event == "text_delta":
-                    streaming.set()
-        seen["ended"] = time.monotonic()
-
-    thread = threading.Thread(target=stream)
-    thread.start()
-    assert streaming.wait(60), seen
-    stopped_at = time.monotonic()
-    with served.server.client() as other:  # no conversation header, as frontends send a stop
-        stop = other.post("/stop", json={"conversation_id": cid})
-    thread.join(60)
-    assert stop.status_code == 200, stop.text
-    assert stop.json() == {"state": "stopping", "aborted": True, "conversation_id": cid,
-                           "run_id": seen["run_id"]}
-    assert seen["frames"][-1] == ("done", {"stopped": True}), seen["frames"][-3:]
+    body = {"message": "slow one", "message_id": f"{cid}-1"}
+    run = stop_mid_stream(served.server, client, cid=cid, body=body, stop_path="/stop")
+    assert run.stop.status_code == 200, run.stop.text
+    assert run.stop.json() == {"state": "stopping", "aborted": True, "conversation_id": cid,
+                               "run_id": run.run_id}
+    assert run.frames[-1] == ("done", {"stopped": True}), run.frames[-3:]
     # the slow answer takes SLOW_CHUNKS * interval; the run ended well before
-    assert seen["ended"] - stopped_at < SLOW_CHUNKS * SLOW_CHUNK_INTERVAL_S / 2, seen
+    assert run.seconds_after_stop < SLOW_CHUNKS * SLOW_CHUNK_INTERVAL_S / 2, run
     idle = client.post("/stop", json={"conversation_id": cid}).json()
     assert idle == {"state": "idle", "aborted": False, "conversation_id": cid, "run_id": None}
-    assert _trace_status(served.server, seen["run_id"]) == "aborted"
+    assert _trace_status(served.server, run.run_id) == "aborted"
 
 
 def _trace_status(server: Server, run_id: str) -> str:

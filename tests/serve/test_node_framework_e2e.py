@@ -24,8 +24,6 @@ tool call when asked (``call: <tool> <arguments>``). One server per family:
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +36,7 @@ from tests.node.harness import PROJECT, npm_ci
 
 from .fake_model import SLOW_CHUNK_INTERVAL_S, SLOW_CHUNKS, FakeModel, user_texts
 from .fake_tool_model import fake_tool_model
-from .harness import Server, serving, sse_events, write_project
+from .harness import Server, serving, sse_events, stop_mid_stream, write_project
 from .node_framework_projects import FAMILIES
 
 pytestmark = pytest.mark.slow
@@ -162,34 +160,14 @@ def test_a_stop_without_the_header_ends_a_slow_stream(
     served: Served, client: httpx.Client
 ) -> None:
     cid = f"{served.family}-stop"
-    seen: dict[str, Any] = {"frames": []}
-    streaming = threading.Event()
-
-    def stream() -> None:
-        body = {"message": "slow one", "message_id": f"{cid}-1", "user_id": USER}
-        with client.stream("POST", "/chat", json=body,
-                           headers={"makers-conversation-id": cid}) as response:
-            seen["run_id"] = response.headers["makers-run-id"]
-            for event, data in sse_events(response.iter_lines()):
-                seen["frames"].append((event, json.loads(data)))
-                if event == "text_delta":
-                    streaming.set()
-        seen["ended"] = time.monotonic()
-
-    thread = threading.Thread(target=stream)
-    thread.start()
-    assert streaming.wait(60), seen
-    stopped_at = time.monotonic()
-    with served.server.client() as other:  # no conversation header, as frontends send a stop
-        stop = other.post("/chat/stop", json={"conversation_id": cid})
-    thread.join(60)
-    assert not thread.is_alive()
-    assert stop.status_code == 200, stop.text
-    assert stop.json() == {"status": "aborting", "conversation_id": cid,
-                           "run_id": seen["run_id"], "aborted": True}
-    assert seen["frames"][-1] == ("done", {"stopped": True}), seen["frames"][-3:]
+    body = {"message": "slow one", "message_id": f"{cid}-1", "user_id": USER}
+    run = stop_mid_stream(served.server, client, cid=cid, body=body, stop_path="/chat/stop")
+    assert run.stop.status_code == 200, run.stop.text
+    assert run.stop.json() == {"status": "aborting", "conversation_id": cid,
+                               "run_id": run.run_id, "aborted": True}
+    assert run.frames[-1] == ("done", {"stopped": True}), run.frames[-3:]
     # the slow answer takes SLOW_CHUNKS * interval; the run ended well before
-    assert seen["ended"] - stopped_at < SLOW_CHUNKS * SLOW_CHUNK_INTERVAL_S / 2, seen
+    assert run.seconds_after_stop < SLOW_CHUNKS * SLOW_CHUNK_INTERVAL_S / 2, run
     idle = client.post("/chat/stop", json={"conversation_id": cid}).json()
     assert idle == {"status": "idle", "conversation_id": cid, "run_id": None, "aborted": False}
     # the user's message was kept; the stopped reply was not
