@@ -95,8 +95,8 @@ def _listening_ports(guard_pid: int) -> dict[int, str] | None:
         for line in lines:
             fields = line.split()
             if len(fields) > 9 and fields[3] == "0A":  # LISTEN
-                address, port = fields[1].rsplit(":", 1)
-                sockets[fields[9]] = (int(port, 16), _address(address))
+                address, hexed_port = fields[1].rsplit(":", 1)
+                sockets[fields[9]] = (int(hexed_port, 16), _address(address))
     sessions: dict[int, int] = {}
     session = None
     for entry in os.listdir("/proc"):
@@ -120,8 +120,8 @@ def _listening_ports(guard_pid: int) -> dict[int, str] | None:
             continue
         for link in links:
             if link.startswith("socket:[") and link[8:-1] in sockets:
-                port, host = sockets[link[8:-1]]
-                found.setdefault(port, host)
+                listening, host = sockets[link[8:-1]]
+                found.setdefault(listening, host)
     return found
 
 
