@@ -160,7 +160,12 @@ def test_dev_server_answers_what_no_route_takes(dev_project: Path, tmp_path: Pat
 
 
 def test_dev_server_crash_leaves_the_agents_served(dev_project: Path, tmp_path: Path) -> None:
-    with serving(dev_project, tmp_path / "serve.log") as server, server.client() as client:
+    # its first start fails as when another program takes its port meanwhile: started again;
+    # it listens late: the first page load waits for it
+    env = {"DEV_TAKEN_ONCE": str(tmp_path / "taken"), "DEV_LISTEN_DELAY_MS": "1500"}
+    with serving(dev_project, tmp_path / "serve.log", env=env) as server, server.client() as client:
+        assert client.get("/").status_code == 200
+        assert "was taken meanwhile; starting it again" in server.log()
         assert client.get("/crash").text == "bye"
         eventually(lambda: "exited with code 3" in server.log())
         gone = client.get("/")
