@@ -335,3 +335,55 @@ def test_vite_hot_reload_reaches_an_open_page(tmp_path: Path) -> None:
             assert not [text for text in console if "failed to connect" in text], console
         finally:
             browser.close()
+
+
+# --- reading the project, and the routing rules (no server) ------------------------------
+
+
+def test_the_frontend_is_found_as_the_platform_finds_it(tmp_path: Path) -> None:
+    from makers_store.emulator.runtime.project.frontend import (
+        DevCommand,
+        StaticSite,
+        find_frontend,
+        missing_tool,
+    )
+
+    def found(files: dict[str, str]) -> object:
+        project = tmp_path / str(len(list(tmp_path.iterdir())))
+        return find_frontend(write_project(project, files))
+
+    scripts = '{"scripts": {"dev": "vite  --open", "start": "node server.js"}}'
+    assert found({"package.json": scripts}) == DevCommand(
+        ("npx", "vite", "--open"), "package.json scripts.dev"
+    )
+    assert found({"package.json": '{"scripts": {"start": "next start"}}'}) == DevCommand(
+        ("npx", "next", "start"), "package.json scripts.start"
+    )
+    both = {"package.json": scripts, "edgeone.json": '{"devCommand": "npm run serve"}'}
+    assert found(both) == DevCommand(("npm", "run", "serve"), "edgeone.json devCommand")
+    # no dev or start script: the platform's command reads "npx undefined", which means none
+    assert found({"package.json": '{"scripts": {"build": "vite build"}}'}) is None
+    site = found({"edgeone.json": '{"outputDirectory": "out"}'})
+    assert isinstance(site, StaticSite) and site.configured == "out"
+    assert found({"agents/chat.py": "async def handler(ctx):\n    return 1\n"}) is None
+
+    project = write_project(tmp_path / "tools", {"package.json": "{}"})
+    assert missing_tool(project, DevCommand(("npx", "node", "x.js"), "")) is None
+    assert "`no-such-program-here`, which is not on PATH" in (
+        missing_tool(project, DevCommand(("no-such-program-here",), "")) or ""
+    )
+    # no packages declared, but a tool npx would fetch from the registry
+    problem = missing_tool(project, DevCommand(("npx", "vite"), "package.json scripts.dev"))
+    assert problem is not None and "neither in node_modules/.bin nor on PATH" in problem
+    assert "run `npm install`" in problem
+
+
+def test_hot_reload_and_rsc_requests_are_the_frontends() -> None:
+    from makers_store.emulator.runtime.front.frontend import is_hmr, is_rsc
+
+    for target in ("/_next/webpack-hmr?id=1", "/__vite_hmr", "/socket.io/?EIO=4", "/x/hmr"):
+        assert is_hmr(target, websocket=False), target
+    assert is_hmr("/_hmr_ws", websocket=True)
+    assert not is_hmr("/page?_rsc=abc&hmr=1", websocket=False)
+    assert not is_hmr("/?token=abc", websocket=True)  # Vite's socket: not on the CLI's list
+    assert is_rsc("_rsc=1x") and is_rsc("a=1&_rsc=2") and not is_rsc("a_rsc=1")
