@@ -135,6 +135,10 @@ def test_dev_server_answers_what_no_route_takes(dev_project: Path, tmp_path: Pat
             b"piece 0\npiece 1\npiece 2\npiece 3\nend\n"
         )
         assert len(arrivals) >= 4 and arrivals[-1][0] - arrivals[0][0] > 0.8
+        # a client that leaves mid-answer: the dev server's connection is closed too
+        with client.stream("GET", "/slow?pieces=100") as response:
+            assert next(response.iter_raw()) == b"piece 0\n"
+        eventually(lambda: "[frontend] slow answer abandoned" in server.log())
 
         # a WebSocket both ways, its subprotocol negotiated by the dev server
         sock, head = ws_connect(server.port, "/ws?token=1",
