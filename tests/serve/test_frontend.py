@@ -380,6 +380,8 @@ def test_the_frontend_is_found_as_the_platform_finds_it(tmp_path: Path) -> None:
     problem = missing_tool(project, DevCommand(("npx", "vite"), "package.json scripts.dev"))
     assert problem is not None and "neither in node_modules/.bin nor on PATH" in problem
     assert "run `npm install`" in problem
+    itself = missing_tool(project, DevCommand(("npx", "edgeone", "pages", "dev"), "x"))
+    assert itself is not None and "starts a dev server of agents" in itself
 
 
 def test_hot_reload_and_rsc_requests_are_the_frontends() -> None:
