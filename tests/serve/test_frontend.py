@@ -17,7 +17,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -287,20 +286,11 @@ def test_static_output_directory_with_the_platform_404_rules(tmp_path: Path) -> 
 # --- a real Vite dev server, in Chromium -------------------------------------------------
 
 
-def npm_ci(project: Path) -> None:
-    """Install ``project``'s locked npm packages unless they are current."""
-    installed = project / "node_modules" / ".package-lock.json"
-    lock = project / "package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    command = ["npm", "ci", "--no-audit", "--no-fund"]
-    subprocess.run(command, cwd=project, check=True, capture_output=True, timeout=600)
-
-
 @needs_node
 def test_vite_hot_reload_reaches_an_open_page(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
+    from tests.node.harness import npm_ci
     from tests.studio.conftest import CHROMIUM, CHROMIUM_ARGS
 
     npm_ci(VITE_PROJECT)
