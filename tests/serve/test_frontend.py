@@ -180,6 +180,22 @@ def test_dev_server_crash_leaves_the_agents_served(dev_project: Path, tmp_path: 
     assert len(re.findall("exited with code", server.log())) == 1
 
 
+def test_reload_routes_a_new_agent_past_the_frontend(dev_project: Path, tmp_path: Path) -> None:
+    with serving(dev_project, tmp_path / "serve.log", "--reload") as server:
+        with server.client() as client:
+            pid = client.get("/echo").json()["pid"]
+            assert "dev page POST /added" in client.post("/added", json={}).text
+            write_project(dev_project, {"agents/added.py": """
+                async def handler(ctx):
+                    return "a new agent"
+            """})
+            eventually(lambda: client.post("/added", json={}).text == "a new agent")
+            # the frontend's own files change nothing; its dev server is never restarted
+            write_project(dev_project, {"src/app.js": "export const x = 1;\n"})
+            time.sleep(1.5)
+            assert client.get("/echo").json()["pid"] == pid
+
+
 def _group_of(pid: int) -> list[int]:
     """Every live process in ``pid``'s process group."""
     group = os.getpgid(pid)
