@@ -58,7 +58,9 @@ class StoreAdmin:
     # --- what the store holds ----------------------------------------------
 
     async def counts(self) -> StoreCounts:
-        """Live conversations, their messages, state entries and index entries."""
+        """Live conversations, their messages, state entries and index
+        entries, the users (ids with a per-user index) and the blobs the
+        framework adapters keep."""
         return await inventory.store_counts(self._runner)
 
     async def count_conversations(self) -> int:

@@ -106,17 +106,38 @@ class StoreCounts:
     messages: int
     state_entries: int
     index_entries: int
+    #: user ids with a per-user index (each ``user_id`` appends were made with)
+    users: int = 0
+    #: blobs the framework adapters keep (LangGraph checkpoints and writes,
+    #: Claude transcripts, LangGraph store items) under conversation ids
+    adapter_blobs: int = 0
 
     def to_dict(self) -> dict[str, int]:
         return fields_dict(self)
 
 
-def _state_counts(conversations: list[tuple[str, ConversationRecord | None]]) -> Program[int]:
-    total = 0
+def _owned_counts(
+    conversations: list[tuple[str, ConversationRecord | None]],
+) -> Program[tuple[int, int]]:
+    """(state entries, adapter blobs) of ``conversations``."""
+    state = adapter = 0
     for cid, record in conversations:
         gen = "" if record is None else record.generation
-        total += yield from count_keys(keys.state_prefix(cid, gen))
-    return total
+        state += yield from count_keys(keys.state_prefix(cid, gen))
+        adapter += yield from count_keys(keys.adapters_prefix(cid))
+    return state, adapter
+
+
+def _user_count() -> Program[int]:
+    """How many user ids have a per-user index: one listing per user (skip-scan)."""
+    count, position = 0, None
+    while True:
+        batch = yield from list_keys(keys.INDEX_USERS, start_after=position, limit=1)
+        if not batch:
+            return count
+        segment = batch[0].key[len(keys.INDEX_USERS) :].split("/", 1)[0]
+        count += 1
+        position = prefix_end(f"{keys.INDEX_USERS}{segment}/")
 
 
 def _index_count() -> Program[int]:
@@ -124,8 +145,9 @@ def _index_count() -> Program[int]:
 
 
 async def store_counts(runner: UnitRunner) -> StoreCounts:
-    """Live conversations, their messages, state entries and index entries."""
-    conversations = messages = state_entries = 0
+    """Live conversations, their messages, state entries, index entries,
+    users and adapter blobs."""
+    conversations = messages = state_entries = adapter_blobs = 0
     pending: list[tuple[str, ConversationRecord | None]] = []
     async for cid, record in iter_conversations(runner):
         if record is not None and not record.live:
@@ -135,13 +157,16 @@ async def store_counts(runner: UnitRunner) -> StoreCounts:
             messages += record.message_count
         pending.append((cid, record))
         if len(pending) == CONVERSATION_BATCH:
-            count = functools.partial(_state_counts, pending)
-            state_entries += await runner.run(count, write=False)
+            count = functools.partial(_owned_counts, pending)
+            state, adapter = await runner.run(count, write=False)
+            state_entries, adapter_blobs = state_entries + state, adapter_blobs + adapter
             pending = []
     if pending:
-        state_entries += await runner.run(lambda: _state_counts(pending), write=False)
+        state, adapter = await runner.run(lambda: _owned_counts(pending), write=False)
+        state_entries, adapter_blobs = state_entries + state, adapter_blobs + adapter
     index_entries = await runner.run(_index_count, write=False)
-    return StoreCounts(conversations, messages, state_entries, index_entries)
+    users = await runner.run(_user_count, write=False)
+    return StoreCounts(conversations, messages, state_entries, index_entries, users, adapter_blobs)
 
 
 async def conversation_users(runner: UnitRunner, conversation_id: str) -> list[str] | None:

@@ -334,7 +334,9 @@ class SyncStoreAdmin:
         self._portal = portal
 
     def counts(self) -> StoreCounts:
-        """Live conversations, their messages, state entries and index entries."""
+        """Live conversations, their messages, state entries and index
+entries, the users (ids with a per-user index) and the blobs the
+framework adapters keep."""
         return self._portal.call(self._async.counts())
 
     def count_conversations(self) -> int:
