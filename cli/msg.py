@@ -538,7 +538,11 @@ def tail_command(
     interval: Annotated[
         float,
         typer.Option(
-            "--interval", metavar="SECONDS", min=0.05, help="Seconds between polls with --follow."
+            "--interval",
+            metavar="SECONDS",
+            min=0.05,
+            max=3600,
+            help="Seconds between polls with --follow.",
         ),
     ] = 1.0,
     as_json: JsonOutput = False,
