@@ -209,6 +209,15 @@ iteration starts."""
 ``update_message(message_id, content=..., metadata=...)`` on a bound store."""
         return self._portal.call(self._async.update_message(conversation_id, message_id, content, metadata))
 
+    def merge_message_metadata(self, conversation_id: str | None=None, message_id: str | None=None, *, patch: Mapping[str, Any]=_UNSET) -> Message:
+        """Shallow-merge ``patch`` into one message's metadata (a value of None
+deletes that key; other keys kept), as ``update_conversation`` merges
+a conversation's: read and written in one unit of work, so two merges
+at once both land. Not in the platform's API (its ``updateMessage``
+replaces the whole metadata, as :meth:`update_message` does). Also
+``merge_message_metadata(message_id, patch=...)`` on a bound store."""
+        return self._portal.call(self._async.merge_message_metadata(conversation_id, message_id, patch=patch))
+
     def delete_message(self, conversation_id: str | None=None, message_id: str | None=None) -> None:
         """Delete one message. Also ``delete_message(message_id)`` on a bound store."""
         return self._portal.call(self._async.delete_message(conversation_id, message_id))
