@@ -29,7 +29,7 @@ _makers_store_options() {
         "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
         "conv") echo '-h --help' ;;
-        "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
+        "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --state-only --format --json --store --debug -h --help' ;;
         "conv show") echo '--json --store --debug -h --help' ;;
         "conv fork") echo '--up-to --json --store --debug -h --help' ;;
         "conv update") echo '--set --unset --json --store --debug -h --help' ;;

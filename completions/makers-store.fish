@@ -154,6 +154,7 @@ complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l order -x -a
 complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l after -x -d 'Start after this cursor (in listing order)'
 complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l before -x -d 'End before this cursor (in listing order)'
 complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l all -s a -d 'Every page, not only the first'
+complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l state-only -d 'List the conversations that hold only state (no message, so in no rec…'
 complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l format -x -a 'table json jsonl csv tsv' -d 'table for people (the default); json (as --json), jsonl, csv or tsv f…'
 complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l json -d 'Print JSON with the API'\''s field names, for scripts'
 complete -c makers-store -n '__makers_store_at '\''conv list'\''' -l store -r -F -d 'Store URL, as before the command (see `makers-store --help`)'
