@@ -29,7 +29,7 @@ from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError, MissingExtraError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import StoreCounts
+from .inventory import StateOnlyConversation, StoreCounts
 from .lifecycle import doctor, retention
 from .lifecycle.doctor import HistoryRepair
 from .lifecycle.history_rules import HistoryFinding
@@ -74,6 +74,15 @@ class StoreAdmin:
         ConversationMeta, whose fields are the platform's."""
         cid = validate.conversation_id(conversation_id)
         return await inventory.conversation_users(self._runner, cid)
+
+    async def iter_state_only_conversations(self) -> AsyncIterator[StateOnlyConversation]:
+        """The conversations that hold state and no meta (``state.set`` with
+        no message ever appended), with how many state entries each holds.
+        No recency index lists them, so this walks the store's conversation
+        ids (one listing per conversation, in bounded units of work; never
+        one per key): a maintenance read, not a per-request one."""
+        async for item in inventory.iter_state_only(self._runner):
+            yield item
 
     # --- the recency indexes -----------------------------------------------
 

@@ -169,6 +169,45 @@ async def store_counts(runner: UnitRunner) -> StoreCounts:
     return StoreCounts(conversations, messages, state_entries, index_entries, users, adapter_blobs)
 
 
+# --- conversations that hold only state ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateOnlyConversation:
+    """A conversation id that owns state entries but no meta: ``state.set``
+    on a conversation nobody appended to. No recency index lists it (entries
+    are made by appends and metadata updates), so ``list_conversations``
+    never returns it; :meth:`StoreAdmin.iter_state_only_conversations` finds it."""
+
+    conversation_id: str
+    state_entries: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+def _state_only(found: list[Found]) -> Program[list[StateOnlyConversation]]:
+    """Of ``found``, those without meta that own state, with their entry count
+    (one listing per candidate; a conversation with meta costs nothing more)."""
+    out: list[StateOnlyConversation] = []
+    for cid, record in found:
+        if record is not None:
+            continue
+        entries = yield from count_keys(keys.state_prefix(cid))
+        if entries:
+            out.append(StateOnlyConversation(cid, entries))
+    return out
+
+
+async def iter_state_only(runner: UnitRunner) -> AsyncIterator[StateOnlyConversation]:
+    """Every conversation holding state and no meta, in key order. The walk
+    is the skip-scan of :func:`conversation_pages` (one listing per
+    conversation, never one per message or state entry), in bounded units."""
+    async for page in conversation_pages(runner):
+        for item in await runner.run(functools.partial(_state_only, page), write=False):
+            yield item
+
+
 async def conversation_users(runner: UnitRunner, conversation_id: str) -> list[str] | None:
     """The user ids whose index lists the conversation (``user_id`` of its
     appends), or None when it does not exist. Not part of ConversationMeta,

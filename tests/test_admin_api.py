@@ -171,3 +171,20 @@ def test_sync_copy_between_two_stores_on_one_portal(tmp_path: Path) -> None:
         portal.call(source.async_store.close())
         portal.call(target.async_store.close())
         portal.stop()
+
+
+async def test_admin_finds_conversations_that_hold_only_state(store: ContextStore) -> None:
+    await store.bind("s_only").state.set("step", 1)
+    await store.bind("s_only").state.set("name", "hello")
+    await store.bind("s_one").state.set("k", True)
+    await store.append_message("with_meta", role="user", content="hi")
+    await store.bind("with_meta").state.set("k", 2)  # state beside messages: not state-only
+    found = [item.to_dict() async for item in store.admin.iter_state_only_conversations()]
+    assert found == [
+        {"conversation_id": "s_one", "state_entries": 1},
+        {"conversation_id": "s_only", "state_entries": 2},
+    ]
+    assert (await store.list_conversations()).items[0].conversation_id == "with_meta"
+    await store.bind("s_one").state.delete("k")
+    await store.append_message("s_only", role="user", content="now it has messages")
+    assert [item async for item in store.admin.iter_state_only_conversations()] == []
