@@ -32,6 +32,8 @@ SEARCH_SCAN = 5_000
 SEARCH_BATCH = 100
 #: Message search hits a page shows first, and at most (``?limit=``).
 SEARCH_HITS, MAX_SEARCH_HITS = 50, 1_000
+#: Conversations holding only state the list shows (the walk stops there).
+STATE_ONLY_SHOWN = 200
 #: Messages read looking for a tool call's result (or a result's call).
 TOOL_LINK_SCAN = 2_000
 
@@ -278,6 +280,8 @@ async def _panels(
     if "meta" in names:
         values["meta"] = None if meta is None else _meta_view(meta)
         values["users"] = (await store.admin.conversation_users(cid) or []) if meta else []
+        # without meta, what it holds (a conversation of state only)
+        values["state_keys"] = 0 if meta else len(await store.bind(cid).state.items())
     if "state" in names:
         state = await store.bind(cid).state.items()
         values["state"] = [shapes.state_view(k, v) for k, v in sorted(state.items())]
@@ -310,7 +314,29 @@ async def _conversation_listing(store: ContextStore, request: Request) -> dict[s
     user = params.get("user") or None
     query = (params.get("q") or "").strip()
     after, before = params.get("after") or None, params.get("before") or None
-    values: dict[str, Any] = {"user": user or "", "q": query, "exact": None, "note": ""}
+    values: dict[str, Any] = {
+        "user": user or "",
+        "q": query,
+        "exact": None,
+        "note": "",
+        "only": "",
+        "state_only": [],
+    }
+    if params.get("only") == "state":  # no index lists them: a walk of the store's ids
+        found = []
+        async for item in store.admin.iter_state_only_conversations():
+            found.append(item.to_dict())
+            if len(found) > STATE_ONLY_SHOWN:
+                break
+        values.update(
+            only="state", rows=[], next=None, previous=None, state_only=found[:STATE_ONLY_SHOWN]
+        )
+        values["note"] = (
+            "conversations that hold state and no message (no index lists them: "
+            "found by reading every conversation id"
+            + (f"; the first {STATE_ONLY_SHOWN} shown)" if len(found) > STATE_ONLY_SHOWN else ")")
+        )
+        return values
     if query:
         exact = await store.get_conversation(query)
         values["exact"] = None if exact is None else shapes.conversation_row(exact)

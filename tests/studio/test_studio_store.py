@@ -38,6 +38,7 @@ async def _seed(url: str) -> dict[str, str]:
             "trip", "assistant", "Day one: Alfa", {"aborted": True}, user_id="u_bob"
         )
         await s.bind("trip").state.set("budget", 300)
+        await s.bind("only-state").state.set("draft", {"step": 1})  # no message: no meta
         blocks = [
             {"type": "text", "text": "Looking"},
             {"type": "tool_use", "id": "t1", "name": "<b>find</b>", "input": {"q": "x"}},
@@ -105,7 +106,7 @@ def test_the_overview_counts_the_store_and_vacuums_it(
     expect(page.locator("#count-conversations")).to_have_text("4")
     expect(page.locator("#count-messages")).to_have_text(f"{counts.messages:,}")
     expect(page.locator("#count-users")).to_have_text("2")
-    expect(page.locator("#count-state")).to_have_text("1")
+    expect(page.locator("#count-state")).to_have_text("2")
     expect(page.locator("#count-frameworks")).to_contain_text(f"{counts.adapter_blobs:,} blob")
     expect(page.locator("#size-on-disk")).to_have_text(re.compile(r"^[\d.]+ (KB|MB)$"))
     reclaimable = seed.blobs.describe()["reclaimable_bytes"]
@@ -120,6 +121,19 @@ def test_the_overview_counts_the_store_and_vacuums_it(
     assert seed.blobs.describe()["reclaimable_bytes"] < reclaimable
     assert seed.admin.counts() == counts  # no data changed
     assert not page_log.dialogs and not page_log.errors
+
+
+def test_a_conversation_of_state_only_is_listed_and_opens(page: Page, studio: Studio) -> None:
+    page.goto(studio.url)
+    expect(page.locator("#conversations .row-link")).to_have_count(4)  # no index lists it
+    assert "only-state" not in page.locator("#conversations").inner_text()
+    page.click("#state-only-link")
+    row = page.locator("#state-only tbody tr")
+    expect(row).to_have_count(1)
+    expect(row.locator("td.num")).to_have_text("1")
+    row.locator("a").click()
+    expect(page.locator("#no-meta")).to_contain_text("1 state key: this conversation holds only")
+    expect(page.locator("#panel-state .key")).to_have_text("draft")
 
 
 def test_message_search_names_and_opens_each_hit(
