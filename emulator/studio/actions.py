@@ -100,7 +100,8 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
     async def doctor(request: Request) -> Response:
         """``makers-store doctor`` over the whole store (read-only; a POST
         because it reads every conversation): its findings as HTML."""
-        findings, count = [], 0
+        findings: list[dict[str, Any]] = []
+        count = 0
         async for finding in store.admin.check_history():
             count += 1
             if len(findings) < FINDINGS_SHOWN:

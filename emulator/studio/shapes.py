@@ -137,7 +137,8 @@ def tool_calls(message: Message) -> list[dict[str, str]]:
         for call in calls:
             if not isinstance(call, dict) or not isinstance(call.get("id"), str):
                 continue
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
+            given = call.get("function")
+            function: dict[str, Any] = given if isinstance(given, dict) else {}
             name = function.get("name") or call.get("name")
             found.append({"id": call["id"], "text": call_text(name, function.get("arguments"))})
     content = message.content

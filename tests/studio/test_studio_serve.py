@@ -37,6 +37,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         },
     )
     with serving(root / "demo", root / "serve.log") as server:
+        # unhurried, once: the first conversation page imports LangGraph (see warm_up)
+        httpx.get(studio_url(server, "/conversation?id=warm-up"), timeout=120)
         yield server
 
 
