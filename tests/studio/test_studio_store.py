@@ -123,6 +123,18 @@ def test_the_overview_counts_the_store_and_vacuums_it(
     assert not page_log.dialogs and not page_log.errors
 
 
+def test_vacuum_and_the_doctor_are_behind_the_guard(page: Page, studio: Studio) -> None:
+    page.goto(studio.at("/overview"))
+    token = page.locator('meta[name="studio-token"]').get_attribute("content")
+    assert token
+    own, elsewhere = studio.url.rstrip("/"), "http://evil.example"
+    for path in ("/api/vacuum", "/api/doctor", "/api/doctor-repair"):
+        for headers in ({"origin": own}, {"origin": elsewhere, "x-studio-token": token}):
+            answer = page.request.post(studio.at(path), data={}, headers=headers)
+            assert answer.status == 403, (path, headers)
+        assert page.request.get(studio.at(path)).status == 405  # never a GET
+
+
 def test_a_conversation_of_state_only_is_listed_and_opens(page: Page, studio: Studio) -> None:
     page.goto(studio.url)
     expect(page.locator("#conversations .row-link")).to_have_count(4)  # no index lists it

@@ -262,7 +262,8 @@
       if (!parts.includes("conversations") && !parts.includes("conversation")) return;
       const list = document.getElementById("conversation-list");
       const params = new URLSearchParams(location.search);
-      if (params.get("after") || params.get("before")) return;
+      // a later page, or the conversations of state only (a walk of the store): as they were
+      if (params.get("after") || params.get("before") || params.get("only")) return;
       const html = await fragment(list.dataset.part);
       const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
       list.innerHTML = html;
