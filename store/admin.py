@@ -68,6 +68,13 @@ class StoreAdmin:
         the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
         return await inventory.count_conversations(self._runner)
 
+    async def iter_user_ids(self) -> AsyncIterator[str]:
+        """Every user id the store has a per-user index of (the ``user_id`` of
+        appends), in key order: one listing per user, in bounded units of
+        work. ``list_conversations(user_id=...)`` lists each one's conversations."""
+        async for uid in inventory.iter_user_ids(self._runner):
+            yield uid
+
     async def conversation_users(self, conversation_id: str) -> list[str] | None:
         """The user ids whose index lists the conversation (the ``user_id`` of
         its appends), or None when it does not exist. Not a field of

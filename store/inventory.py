@@ -128,16 +128,40 @@ def _owned_counts(
     return state, adapter
 
 
-def _user_count() -> Program[int]:
-    """How many user ids have a per-user index: one listing per user (skip-scan)."""
-    count, position = 0, None
-    while True:
+def user_page(start_after: str | None, limit: int) -> Program[tuple[list[str], str | None]]:
+    """Up to ``limit`` user ids with a per-user index (``i/u/{user}/``), in key
+    order, after the position ``start_after``: one listing per user (skip-scan);
+    returns them and the position to continue from (None when the walk is
+    over). A bounded user id is read from the meta of the conversation its
+    first entry names."""
+    found: list[str] = []
+    position = start_after
+    while len(found) < limit:
         batch = yield from list_keys(keys.INDEX_USERS, start_after=position, limit=1)
         if not batch:
-            return count
-        segment = batch[0].key[len(keys.INDEX_USERS) :].split("/", 1)[0]
-        count += 1
-        position = prefix_end(f"{keys.INDEX_USERS}{segment}/")
+            return found, None
+        key = batch[0].key
+        segment = key[len(keys.INDEX_USERS) :].split("/", 1)[0]
+        uid = keys.id_of_segment(segment)
+        parsed = keys.parse_any_index_key(key) if uid is None else None
+        if parsed is not None:
+            record = (yield from load_meta_at(keys.meta_key_of_segment(parsed[3])))[0]
+            users = record.user_ids if record is not None else ()
+            uid = next((u for u in users if keys.id_segment(u) == segment), None)
+        found.append(segment if uid is None else uid)
+        position = prefix_end(f"{keys.INDEX_USERS}{segment}/")  # never None: ends with "/"
+    return found, position
+
+
+async def iter_user_ids(runner: UnitRunner) -> AsyncIterator[str]:
+    """Every user id with a per-user index, in key order, ``CONVERSATION_BATCH``
+    users per unit of work."""
+
+    async def read(position: str | None) -> tuple[list[str], str | None]:
+        return await runner.run(lambda: user_page(position, CONVERSATION_BATCH), write=False)
+
+    async for uid in paging.items(read):
+        yield uid
 
 
 def _index_count() -> Program[int]:
@@ -165,7 +189,9 @@ async def store_counts(runner: UnitRunner) -> StoreCounts:
         state, adapter = await runner.run(lambda: _owned_counts(pending), write=False)
         state_entries, adapter_blobs = state_entries + state, adapter_blobs + adapter
     index_entries = await runner.run(_index_count, write=False)
-    users = await runner.run(_user_count, write=False)
+    users = 0
+    async for _ in iter_user_ids(runner):
+        users += 1
     return StoreCounts(conversations, messages, state_entries, index_entries, users, adapter_blobs)
 
 

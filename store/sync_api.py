@@ -353,6 +353,12 @@ framework adapters keep."""
 the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
         return self._portal.call(self._async.count_conversations())
 
+    def iter_user_ids(self) -> Generator[str, None, None]:
+        """Every user id the store has a per-user index of (the ``user_id`` of
+appends), in key order: one listing per user, in bounded units of
+work. ``list_conversations(user_id=...)`` lists each one's conversations."""
+        return self._portal.iterate(self._async.iter_user_ids())
+
     def conversation_users(self, conversation_id: str) -> list[str] | None:
         """The user ids whose index lists the conversation (the ``user_id`` of
 its appends), or None when it does not exist. Not a field of
