@@ -32,6 +32,8 @@ SEARCH_SCAN = 5_000
 SEARCH_BATCH = 100
 #: Message search hits a page shows first, and at most (``?limit=``).
 SEARCH_HITS, MAX_SEARCH_HITS = 50, 1_000
+#: Users the overview names (each a link to their conversations; the count says all).
+USERS_SHOWN = 100
 #: Conversations holding only state the list shows (the walk stops there).
 STATE_ONLY_SHOWN = 200
 #: Messages read looking for a tool call's result (or a result's call).
@@ -91,9 +93,16 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         """The counts walk the whole store: fetched by the page once it shows."""
         started = time.perf_counter()
         counts = await store.admin.counts()
+        users: list[str] = []
+        async for uid in store.admin.iter_user_ids():
+            users.append(uid)
+            if len(users) == USERS_SHOWN:
+                break
         took = time.perf_counter() - started
         return HTMLResponse(
-            render.text("overview_counts.html", counts=counts.to_dict(), took=f"{took:.2f} s")
+            render.text(
+                "overview_counts.html", counts=counts.to_dict(), users=users, took=f"{took:.2f} s"
+            )
         )
 
     async def search_page(request: Request) -> Response:

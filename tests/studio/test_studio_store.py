@@ -106,6 +106,7 @@ def test_the_overview_counts_the_store_and_vacuums_it(
     expect(page.locator("#count-conversations")).to_have_text("4")
     expect(page.locator("#count-messages")).to_have_text(f"{counts.messages:,}")
     expect(page.locator("#count-users")).to_have_text("2")
+    expect(page.locator("#users-list a")).to_have_text(["u_ana", "u_bob"])
     expect(page.locator("#count-state")).to_have_text("2")
     expect(page.locator("#count-frameworks")).to_contain_text(f"{counts.adapter_blobs:,} blob")
     expect(page.locator("#size-on-disk")).to_have_text(re.compile(r"^[\d.]+ (KB|MB)$"))
