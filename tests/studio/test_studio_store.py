@@ -11,6 +11,7 @@ import re
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -97,7 +98,11 @@ def ids(seeded: tuple[Studio, dict[str, str]]) -> dict[str, str]:
 
 
 def test_the_overview_counts_the_store_and_vacuums_it(
-    page: Page, studio: Studio, seed: makers_store.SyncContextStore, page_log: PageLog
+    page: Page,
+    studio: Studio,
+    seed: makers_store.SyncContextStore,
+    page_log: PageLog,
+    artifacts: Path,
 ) -> None:
     counts = seed.admin.counts()
     assert (counts.users, counts.conversations) == (2, 4)
@@ -119,6 +124,7 @@ def test_the_overview_counts_the_store_and_vacuums_it(
     page.click('button[data-action="vacuum"]')
     answer(page)
     expect(page.locator("#vacuum-result")).to_contain_text("given back")
+    page.screenshot(path=artifacts / "overview.png", full_page=True)
     assert seed.blobs.describe()["reclaimable_bytes"] < reclaimable
     assert seed.admin.counts() == counts  # no data changed
     assert not page_log.dialogs and not page_log.errors
@@ -150,7 +156,7 @@ def test_a_conversation_of_state_only_is_listed_and_opens(page: Page, studio: St
 
 
 def test_message_search_names_and_opens_each_hit(
-    page: Page, studio: Studio, ids: dict[str, str]
+    page: Page, studio: Studio, ids: dict[str, str], artifacts: Path
 ) -> None:
     page.goto(studio.at("/search"))
     page.fill("#search", "lisbon")  # any case: the rule of msg search
@@ -159,6 +165,7 @@ def test_message_search_names_and_opens_each_hit(
     expect(hit).to_have_count(1)
     expect(hit.locator("td").first).to_have_text("trip")
     expect(hit.locator(".snippet")).to_contain_text("Plan a weekend in LISBON")
+    page.screenshot(path=artifacts / "search.png", full_page=True)
     page.goto(studio.at("/search?q=needle-early"))
     page.locator("#hits a.hit-link").click()  # the 11th of 120: not in the newest 50
     target = page.locator("#messages .message.target")
@@ -175,7 +182,7 @@ def test_message_search_names_and_opens_each_hit(
 
 
 def test_tool_calls_show_compactly_and_lead_to_their_results(
-    page: Page, studio: Studio, ids: dict[str, str]
+    page: Page, studio: Studio, ids: dict[str, str], artifacts: Path
 ) -> None:
     page.goto(studio.at("/conversation?id=trip"))
     call = page.locator(f'#messages .message[data-message-id="{ids["call"]}"] .call')
@@ -189,6 +196,7 @@ def test_tool_calls_show_compactly_and_lead_to_their_results(
     aborted = page.locator(f'#messages .message[data-message-id="{ids["aborted"]}"]')
     expect(aborted.locator(".badge.aborted")).to_have_text("aborted")
     expect(page.locator("#messages .badge.aborted")).to_have_count(1)
+    page.screenshot(path=artifacts / "tool-calls.png", full_page=True)
     expect(page.locator("#users a")).to_have_text(["u_ana", "u_bob"])
     page.locator("#users a").first.click()
     expect(page.locator("#conversations .row-link")).to_have_text(["trip"])
@@ -210,7 +218,11 @@ def test_tool_calls_show_compactly_and_lead_to_their_results(
 
 
 def test_the_whole_store_doctor_links_its_findings_and_repairs(
-    page: Page, studio: Studio, seed: makers_store.SyncContextStore, ids: dict[str, str]
+    page: Page,
+    studio: Studio,
+    seed: makers_store.SyncContextStore,
+    ids: dict[str, str],
+    artifacts: Path,
 ) -> None:
     page.goto(studio.at("/overview"))
     page.click('button[data-action="doctor"]')
@@ -222,6 +234,7 @@ def test_the_whole_store_doctor_links_its_findings_and_repairs(
     expect(finding.locator(".repair")).to_contain_text(
         "append a result saying the call was interrupted"
     )
+    page.screenshot(path=artifacts / "doctor.png", full_page=True)
     assert list(seed.admin.check_history("orphan"))  # checking changed nothing
     page.click('#doctor-findings button[data-action="doctor-repair"]')
     answer(page)
