@@ -304,18 +304,18 @@ async def _panels(
 
 def _meta_view(meta: ConversationMeta) -> dict[str, Any]:
     metadata = sorted(meta.metadata.items())
-    forked = meta.metadata.get("forked_from")
+    forked = meta.metadata.get("forked_from")  # {"conversation_id", "message_id"}: a fork's
     source = forked if isinstance(forked, dict) else {}
     return {
         **shapes.conversation_row(meta),
-        "forked_from": source.get("conversation_id")
-        if isinstance(source.get("conversation_id"), str)
-        else None,
-        "forked_at": source.get("message_id")
-        if isinstance(source.get("message_id"), str)
-        else None,
+        "forked_from": _text_or_none(source.get("conversation_id")),
+        "forked_at": _text_or_none(source.get("message_id")),
         "metadata": [{"key": k, "json": shapes.pretty(v)} for k, v in metadata],
     }
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 async def _conversation_listing(store: ContextStore, request: Request) -> dict[str, Any]:
