@@ -30,9 +30,11 @@ from . import listening
 from .errors import ServeError
 from .front.supervisor import WorkerPool, WorkerSpec
 from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
-from .node.setup import NodeRuntime, prepare_node, project_warnings
+from .middleware.host import HostCommand, MiddlewareHost
+from .node.setup import NodeRuntime, prepare_middleware_node, prepare_node, project_warnings
 from .project.edgeone import AgentsConfig, read_agents_config
-from .project.envfile import project_env
+from .project.envfile import ENV_FILES, project_env
+from .project.middleware_file import find_middleware, is_middleware_file, uses_nextjs
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 
 if TYPE_CHECKING:
@@ -78,6 +80,8 @@ class PreparedServe:
     limits: FrontLimits | None = None
     #: Node and tsx for .ts/.js routes (None: the project has none).
     node: NodeRuntime | None = None
+    #: How to start the project's middleware (None: it has none, or leaves it to Next.js).
+    middleware: HostCommand | None = None
 
 
 def worker_spec(
@@ -167,6 +171,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
     node = prepare_node(project, routes)  # ServeError when Node routes cannot run
     if node is not None:
         warnings += project_warnings(project)
+    middleware = middleware_command(project, warnings)  # ServeError when it cannot run
     return PreparedServe(
         options,
         project,
@@ -176,7 +181,24 @@ def prepare(options: ServeOptions) -> PreparedServe:
         agents,
         limits,
         node,
+        middleware,
     )
+
+
+def middleware_command(
+    project: Path, warnings: list[str], notify: Callable[[str], None] | None = None
+) -> HostCommand | None:
+    """How to start ``project``'s middleware (None: none to run); NodeSetupError without Node."""
+    file = find_middleware(project)
+    if file is None:
+        return None
+    relative = file.relative_to(project)
+    if uses_nextjs(project):  # the platform's CLI says so once, and leaves it to Next.js
+        warnings.append(f"{relative}: a Next.js project's middleware is Next.js's own; serve "
+                        "does not run it as the platform's middleware (nor does the platform)")
+        return None
+    node, loader = prepare_middleware_node(str(relative), notify)
+    return HostCommand(node, loader, file, project, project_env(project, os.environ))
 
 
 def _configure_logging() -> None:
@@ -250,6 +272,7 @@ async def _serve(
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
+    middleware = None if prepared.middleware is None else MiddlewareHost(prepared.middleware)
     guarded = front_limits.GuardedH11Protocol.with_limits(limits)
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     studio = _mount_studio(front, prepared, server.stopping)
@@ -294,10 +317,14 @@ async def _serve(
             routes = latest
             if on_routes is not None:
                 on_routes(latest)
+        await _reload_middleware(prepared.project, files, front)
         await pool.restart_all("the project's source changed")
 
     watcher: asyncio.Task[None] | None = None
     try:
+        if middleware is not None:  # before the workers: a middleware that cannot load stops serve
+            await middleware.start()
+            front.middleware = middleware
         ready = await _start_unless_stopped(pool, stop_requested)
         started.set()
         if not ready:
@@ -316,9 +343,47 @@ async def _serve(
         started.set()  # a start that failed has ended too
         stop_requested.set()  # and its workers are stopped
         await stopping_workers
+        if front.middleware is not None:
+            await front.middleware.stop()
         if studio is not None:
             await studio.store.close()
         logger.info("stopped")
+
+
+async def _reload_middleware(project: Path, files: list[str], front: FrontApp) -> None:
+    """--reload: the middleware host runs the changed file (or starts, or stops) when a
+    middleware file, an env file or a JS/TS file outside agents/ and cloud-functions/
+    (one it may import) changed; a file that fails to load leaves the running one."""
+    if not any(is_middleware_file(project, name) or name in ENV_FILES
+               or (name.endswith((".js", ".ts", ".mjs", ".mts"))
+                   and not name.startswith((f"{AGENTS_DIR}/", f"{FUNCTIONS_DIR}/")))
+               for name in files):
+        return
+    warnings: list[str] = []
+    try:
+        command = await asyncio.to_thread(middleware_command, project, warnings, logger.info)
+    except (MemoryValidationError, ServeError) as exc:
+        logger.error("the middleware is not reloaded: %s", exc)
+        return
+    for warning in warnings:
+        logger.warning("%s", warning)
+    host = front.middleware
+    if command is None:
+        if host is not None:
+            front.middleware = None
+            await host.stop()
+            logger.info("no middleware any more: requests go on without one")
+        return
+    if host is None:
+        host = MiddlewareHost(command)
+        try:
+            await host.start()
+        except ServeError as exc:
+            logger.error("%s; requests go on without a middleware until it loads", exc)
+            return
+        front.middleware = host
+        return
+    await host.reload(command)
 
 
 async def _stop_when(

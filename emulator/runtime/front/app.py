@@ -30,6 +30,8 @@ from makers_store.text import printable_line
 from ...studio import SERVE_PREFIX as STUDIO_PREFIX
 from ..errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
 from ..http_client import Connection, Headers, ResponseHead
+from ..middleware.host import MiddlewareHost
+from ..middleware.step import run_middleware
 from ..sse import SSE_CONNECTION_HEADER, sse
 from ..wire import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, new_run_id
 from .body import body_pieces, declared_length
@@ -106,6 +108,8 @@ class FrontApp:
         self.inflight = InflightRuns()
         #: the Studio's app, answering under /_studio/ (None: not served)
         self.studio: ASGIApp | None = None
+        #: the project's middleware, run first (None: the project has none)
+        self.middleware: MiddlewareHost | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -119,7 +123,13 @@ class FrontApp:
                 scope, receive, send, token=self.token, inflight=self.inflight,
                 pool=self.pool, limits=self.limits,
             )
-        elif self.studio is not None and _is_studio_path(scope["path"]):
+            return
+        if self.middleware is not None:  # first: in front of everything the port serves
+            passed = await self._middleware(self.middleware, scope, receive, send)
+            if passed is None:
+                return  # answered by the middleware
+            scope, send = passed
+        if self.studio is not None and _is_studio_path(scope["path"]):
             await self.studio(scope, receive, send)  # before routing: no project route shadows it
         elif scope["path"].startswith(INTERNAL_PREFIX):
             identity = identity_headers(conversation_of(scope), new_run_id())
@@ -127,6 +137,17 @@ class FrontApp:
             await send_json(send, 404, body, identity)
         else:
             await self._proxy(scope, receive, send)
+
+    async def _middleware(
+        self, host: MiddlewareHost, scope: Scope, receive: Receive, send: Send
+    ) -> tuple[Scope, Send] | None:
+        """The project's middleware step (:mod:`..middleware.step`); None: it answered."""
+        try:
+            return await run_middleware(host, scope, receive, send)
+        except UpstreamError as exc:  # refused, never let through: it may be an auth guard
+            logger.warning("%s %s -> 502: %s", scope["method"], _shown(scope["path"]), exc)
+            await send_json(send, 502, {"error": str(exc)}, identity_headers(b"", new_run_id()))
+            return None
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
