@@ -123,6 +123,51 @@ const matchers = normalizeMatcher(configOf(namespace).matcher);
 
 // --- the context's helpers: Responses the host reads back, as the platform's runtime does ---
 
+/** `response.cookies`, as the platform's helpers give it: Set-Cookie headers, written and read. */
+function cookieJar(headers) {
+  const parsed = () => headers.getSetCookie().map((line) => {
+    const [pair] = line.split(';');
+    const at = pair.indexOf('=');
+    return { name: (at < 0 ? pair : pair.slice(0, at)).trim(),
+      value: at < 0 ? '' : decodeURIComponent(pair.slice(at + 1)) };
+  });
+  const jar = {
+    set(name, value, options = {}) {
+      let text = value;
+      let settings = options;
+      if (value !== null && typeof value === 'object' && 'value' in value) {
+        ({ value: text, ...settings } = { ...value, ...options });
+      }
+      const parts = [`${name}=${encodeURIComponent(String(text))}`];
+      if (settings.path) parts.push(`Path=${settings.path}`);
+      if (settings.domain) parts.push(`Domain=${settings.domain}`);
+      if (settings.maxAge !== undefined) parts.push(`Max-Age=${settings.maxAge}`);
+      if (settings.expires) parts.push(`Expires=${new Date(settings.expires).toUTCString()}`);
+      if (settings.httpOnly) parts.push('HttpOnly');
+      if (settings.secure) parts.push('Secure');
+      if (settings.sameSite) parts.push(`SameSite=${settings.sameSite}`);
+      headers.append('Set-Cookie', parts.join('; '));
+      return jar;
+    },
+    delete: (name, options = {}) => jar.set(name, '', { ...options, maxAge: 0, expires: 0 }),
+    get: (name) => parsed().find((cookie) => cookie.name === name),
+    getAll: () => parsed(),
+    has: (name) => parsed().some((cookie) => cookie.name === name),
+    clear() {
+      for (const { name } of parsed()) jar.delete(name);
+      return jar;
+    },
+  };
+  return jar;
+}
+
+function helperResponse(init) {
+  const response = new Response(null, init);
+  Object.defineProperty(response, 'cookies', { value: cookieJar(response.headers),
+    enumerable: true });
+  return response;
+}
+
 function next(init = {}) {
   const { request: requestInit, headers: headersInit, ...rest } = init ?? {};
   const headers = new Headers(headersInit ?? {});
@@ -138,15 +183,15 @@ function next(init = {}) {
   if (Object.keys(patch).length) {
     headers.set('x-middleware-request-headers', encodeURIComponent(JSON.stringify(patch)));
   }
-  return new Response(null, { ...rest, headers });
+  return helperResponse({ ...rest, headers });
 }
 
 function redirect(url, status = 307) {
-  return new Response(null, { status, headers: { Location: String(url) } });
+  return helperResponse({ status, headers: { Location: String(url) } });
 }
 
 function rewrite(url) {
-  return new Response(null, { headers: { 'x-middleware-rewrite': String(url) } });
+  return helperResponse({ headers: { 'x-middleware-rewrite': String(url) } });
 }
 
 // --- one request --------------------------------------------------------------------
