@@ -27,6 +27,7 @@ GUARDED = {
             '/stream',
             '/throw',
             '/pass',
+            '/crash',
             '^/re/\\\\d+$',
             '/app/:path*',
             '^/look(?<=/lo+k)/\\\\d+$',  // a lookbehind only JavaScript reads: the host tests
@@ -73,6 +74,7 @@ GUARDED = {
             }), { headers: { 'content-type': 'text/plain' } });
           }
           if (url.pathname === '/throw') throw new Error('the middleware broke');
+          if (url.pathname === '/crash') process.exit(7);  // the host dies (and a warning)
           if (url.pathname.startsWith('/re/') || url.pathname.startsWith('/look/')) {
             return new Response('regex matched', { status: 418 });
           }

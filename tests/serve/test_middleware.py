@@ -144,7 +144,18 @@ def test_node_built_ins_draw_one_warning(guarded: Server) -> None:
     warnings = [line for line in guarded.log().splitlines()
                 if "may not run on the platform" in line]
     assert len(warnings) == 1, warnings
-    assert "'path'" in warnings[0]
+    assert "'path'" in warnings[0] and "process.exit" in warnings[0]
+
+
+def test_a_host_that_dies_is_reported_and_started_again(guarded: Server) -> None:
+    with guarded.client() as client:
+        crashed = client.get("/crash")
+        assert crashed.status_code == 502  # refused, not let through
+        assert client.post("/chat", json={}).status_code == 401  # waits for the new host
+        assert client.post("/chat", json={}, headers=COOKIE).json()["user"] == "user-42"
+    log = guarded.log()
+    assert "the middleware host (pid" in log and "exited with code 7" in log
+    assert "middleware running again: middleware.js" in log
 
 
 def test_a_typescript_middleware_reloads_when_it_changes(tmp_path: Path) -> None:

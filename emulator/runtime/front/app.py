@@ -31,7 +31,7 @@ from ...studio import SERVE_PREFIX as STUDIO_PREFIX
 from ..errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
 from ..http_client import Connection, Headers, ResponseHead
 from ..middleware.host import MiddlewareHost
-from ..middleware.step import run_middleware
+from ..middleware.step import RewriteElsewhere, run_middleware
 from ..sse import SSE_CONNECTION_HEADER, sse
 from ..wire import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, new_run_id
 from .body import body_pieces, declared_length
@@ -145,8 +145,9 @@ class FrontApp:
         try:
             return await run_middleware(host, scope, receive, send)
         except UpstreamError as exc:  # refused, never let through: it may be an auth guard
-            logger.warning("%s %s -> 502: %s", scope["method"], _shown(scope["path"]), exc)
-            await send_json(send, 502, {"error": str(exc)}, identity_headers(b"", new_run_id()))
+            status = exc.status if isinstance(exc, RewriteElsewhere) else 502
+            logger.warning("%s %s -> %d: %s", scope["method"], _shown(scope["path"]), status, exc)
+            await send_json(send, status, {"error": str(exc)}, identity_headers(b"", new_run_id()))
             return None
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

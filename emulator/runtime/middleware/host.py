@@ -31,6 +31,7 @@ from typing import BinaryIO
 from ..errors import ServeError, UpstreamError
 from ..http_client import Connection, ResponseHead
 from ..log import relayed_line
+from ..platform_choices import MIDDLEWARE_ERROR_GOES_ON
 from ..wire import (
     MIDDLEWARE_LOAD_FAILED,
     MIDDLEWARE_READY_MARKER,
@@ -117,7 +118,8 @@ class MiddlewareHost:
 
     async def _spawn(self, command: HostCommand) -> _Process:
         token = secrets.token_urlsafe(24)
-        settings = {"file": str(command.file), "relative": command.relative, "token": token}
+        settings = {"file": str(command.file), "relative": command.relative, "token": token,
+                    "errorGoesOn": MIDDLEWARE_ERROR_GOES_ON}
         process = await asyncio.create_subprocess_exec(
             command.node, "--enable-source-maps", "--import", Path(command.tsx_loader).as_uri(),
             str(HOST_SCRIPT),
@@ -196,16 +198,35 @@ class MiddlewareHost:
         if self._current is not None:
             await _close(self._current)
 
+    async def _live(self) -> _Process:
+        """The running host, waiting for one being started again."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + AVAILABLE_TIMEOUT_S
+        while True:
+            try:
+                await asyncio.wait_for(self._available.wait(), deadline - loop.time())
+            except TimeoutError:
+                raise UpstreamError("the middleware host is not running (see the log above); "
+                                    "the request is refused rather than let through") from None
+            host = self._current
+            if host is not None and host.process.returncode is None:
+                return host
+            await asyncio.sleep(0.05)  # its exit is seen, its watcher not yet run
+
     async def ask(self, head: dict[str, object]) -> tuple[Connection, ResponseHead]:
         """Send one request's head; the connection (to close) and the answer's head."""
+        host = await self._live()
         try:
-            await asyncio.wait_for(self._available.wait(), AVAILABLE_TIMEOUT_S)
-        except TimeoutError:
-            raise UpstreamError("the middleware host is not running (see the log above); "
-                                "the request is refused rather than let through") from None
-        host = self._current
-        assert host is not None
-        connection = await Connection.open("127.0.0.1", host.port, within_s=CONNECT_TIMEOUT_S)
+            connection = await Connection.open(
+                "127.0.0.1", host.port, within_s=CONNECT_TIMEOUT_S
+            )
+        except UpstreamError:  # it has just died: once its exit is seen, wait for the next one
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(host.process.wait(), STOP_TIMEOUT_S)
+            host = await self._live()
+            connection = await Connection.open(
+                "127.0.0.1", host.port, within_s=CONNECT_TIMEOUT_S
+            )
         try:
             body = json.dumps(head).encode("utf-8")
             headers = [

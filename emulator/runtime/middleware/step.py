@@ -35,6 +35,7 @@ from makers_store.text import printable_line
 
 from ..errors import UpstreamError
 from ..http_client import Connection, Headers, ResponseHead
+from ..platform_choices import MIDDLEWARE_REWRITE_ELSEWHERE_STATUS
 from ..wire import MIDDLEWARE_DECISION_HEADER
 from .host import MiddlewareHost
 from .matching import Coverage
@@ -50,6 +51,8 @@ _FRAMING = {
 
 class RewriteElsewhere(UpstreamError):
     """``rewrite(url)`` to another origin: not served locally."""
+
+    status = MIDDLEWARE_REWRITE_ELSEWHERE_STATUS
 
 
 def _head(scope: Scope, check: bool) -> dict[str, Any]:

@@ -318,8 +318,14 @@ async function run(res, head) {
   try {
     result = await middleware(context);
   } catch (error) {
+    if (!settings.errorGoesOn) {
+      console.error(`middleware: ${shown} threw on ${head.method} ${head.target}:`, error);
+      await sendResponse(res, Response.json({ error: `the middleware threw: ${error}` },
+        { status: 500 }));
+      return;
+    }
     console.error(`middleware: ${shown} threw on ${head.method} ${head.target}; the request goes `
-      + 'on without it, as on the platform:', error);
+      + 'on without it, as the platform\'s dev server does:', error);
     answerJson(res, 200, { requestHeaders: {}, responseHeaders: [], rewrite: null }, 'skip');
     return;
   }
