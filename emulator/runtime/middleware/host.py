@@ -116,10 +116,12 @@ class MiddlewareHost:
         self._available.set()
         started.tasks.append(asyncio.create_task(self._watch(started)))
 
-    async def _spawn(self, command: HostCommand) -> _Process:
+    async def _spawn(self, command: HostCommand, *, warn: bool = True) -> _Process:
+        """A host for ``command``; ``warn``: it prints its edge-runtime warning (once per
+        file loaded: not again when the same file is started again after a crash)."""
         token = secrets.token_urlsafe(24)
         settings = {"file": str(command.file), "relative": command.relative, "token": token,
-                    "errorGoesOn": MIDDLEWARE_ERROR_GOES_ON}
+                    "errorGoesOn": MIDDLEWARE_ERROR_GOES_ON, "warn": warn}
         process = await asyncio.create_subprocess_exec(
             command.node, "--enable-source-maps", "--import", Path(command.tsx_loader).as_uri(),
             str(HOST_SCRIPT),
@@ -164,7 +166,7 @@ class MiddlewareHost:
         while not self._stopping:
             await asyncio.sleep(delay)
             try:
-                self._install(await self._spawn(self.command))
+                self._install(await self._spawn(self.command, warn=False))
             except ServeError as exc:
                 logger.error("%s; trying again in %.0f s", exc, min(delay * 2, 5.0))
                 delay = min(delay * 2, 5.0)

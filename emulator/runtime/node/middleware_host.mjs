@@ -102,7 +102,7 @@ try {
 } catch (error) {
   fail(`middleware: cannot read ${shown}:`, error);
 }
-const warnings = edgeWarnings(text);
+const warnings = settings.warn ? edgeWarnings(text) : [];
 if (warnings.length) {
   console.warn(`middleware: ${shown} may not run on the platform, whose middleware runs in an `
     + `edge runtime without Node's built-in modules or process (use context.env): `
