@@ -284,3 +284,31 @@ def test_a_browser_signs_in_through_the_cookie_guarded_page(guarded: Server) -> 
             )
         finally:
             browser.close()
+
+
+def test_the_files_and_names_the_platform_takes(tmp_path: Path) -> None:
+    from makers_store.emulator.runtime.project.middleware_file import find_middleware, uses_nextjs
+
+    project = write_project(tmp_path, {"src/proxy.ts": "export function proxy() {}\n"})
+    assert find_middleware(project) == project / "src" / "proxy.ts"
+    write_project(tmp_path, {"src/middleware.js": "export function middleware() {}\n"})
+    assert find_middleware(project) == project / "src" / "middleware.js"  # the names first
+    write_project(tmp_path, {"proxy.js": "export function proxy() {}\n"})
+    assert find_middleware(project) == project / "proxy.js"  # then ./ before src/
+    assert not uses_nextjs(project)  # src/ alone is not Next.js
+    write_project(tmp_path, {"package.json": '{"devDependencies": {"next": "15"}}'})
+    assert uses_nextjs(project)  # next beside src/
+    assert uses_nextjs(write_project(tmp_path / "other", {"next.config.mjs": "export default {}"}))
+
+
+def test_a_middleware_that_cannot_load_stops_serve(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", {
+        "middleware.ts": "export const notAFunction = 1;\n",
+        "agents/echo.py": "async def handler(ctx):\n    return {}\n",
+    })
+    done = cli("serve", str(project), "--port", "0")
+    assert done.returncode != 0
+    output = done.stdout + done.stderr
+    assert "[middleware] middleware: middleware.ts exports no function named middleware" in output
+    assert "the middleware middleware.ts cannot be loaded" in output
+    assert "instance 1 ready" not in output  # before any worker started

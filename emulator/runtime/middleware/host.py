@@ -138,7 +138,7 @@ class MiddlewareHost:
         try:
             port, listed = await asyncio.wait_for(_ready(process.stdout), START_TIMEOUT_S)
         except (TimeoutError, ServeError) as exc:
-            await _end(process)
+            await _end(process, exiting=isinstance(exc, ServeError))
             await errors
             code = process.returncode
             if isinstance(exc, TimeoutError):
@@ -261,7 +261,13 @@ async def _relay(stream: asyncio.StreamReader, out: BinaryIO) -> None:
         out.flush()
 
 
-async def _end(process: asyncio.subprocess.Process) -> None:
+async def _end(process: asyncio.subprocess.Process, *, exiting: bool = False) -> None:
+    """Stop ``process``; ``exiting``: it is probably ending on its own, so it gets a moment
+    first (signalling it polls the process, which can reap it before asyncio's watcher
+    sees its exit code)."""
+    if exiting:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), STOP_TIMEOUT_S)
     if process.returncode is None:
         with contextlib.suppress(ProcessLookupError):
             process.terminate()
@@ -276,8 +282,8 @@ async def _end(process: asyncio.subprocess.Process) -> None:
 async def _close(host: _Process) -> None:
     host.closing = True
     if host.process.stdin is not None:
-        host.process.stdin.close()
-    await _end(host.process)
+        host.process.stdin.close()  # the host exits when its stdin ends
+    await _end(host.process, exiting=True)
     for task in host.tasks:
         if task is not asyncio.current_task():
             with contextlib.suppress(asyncio.CancelledError):

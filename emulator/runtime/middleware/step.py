@@ -74,12 +74,15 @@ def _head(scope: Scope, check: bool) -> dict[str, Any]:
 
 
 def _patched(headers: Headers, patch: Mapping[str, str | None]) -> Headers:
-    """The request's headers with ``patch`` applied (a name set, or removed when None)."""
+    """The request's headers with ``patch`` applied (a name set, or removed when None).
+
+    Names and values come from JavaScript ``Headers``, which hold byte strings
+    (every character below U+0100): latin-1 gives back the bytes."""
     names = {name.encode("latin-1") for name in patch}
     result = [(k, v) for k, v in headers if k not in names]
     for name, value in patch.items():
         if value is not None:
-            result.append((name.encode("latin-1"), value.encode("utf-8")))
+            result.append((name.encode("latin-1", "replace"), value.encode("latin-1", "replace")))
     return result
 
 
@@ -144,7 +147,7 @@ async def run_middleware(
         logger.info("%s %s rewritten by the middleware to %s", scope["method"],
                     printable_line(scope["path"]), printable_line(rewrite["path"]))
         scope = _rewritten(scope, rewrite["path"])
-    added = [(name.encode("latin-1"), value.encode("utf-8"))
+    added = [(name.encode("latin-1"), value.encode("latin-1"))
              for name, value in outcome["responseHeaders"]]
     return scope, (_adding(send, added) if added else send)
 
