@@ -280,10 +280,14 @@ async def _end(process: asyncio.subprocess.Process, *, exiting: bool = False) ->
 
 
 async def _close(host: _Process) -> None:
+    """Stop a host: SIGTERM lets the requests it is answering end (for a second at most)."""
     host.closing = True
-    if host.process.stdin is not None:
-        host.process.stdin.close()  # the host exits when its stdin ends
+    if host.process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            host.process.terminate()
     await _end(host.process, exiting=True)
+    if host.process.stdin is not None:
+        host.process.stdin.close()
     for task in host.tasks:
         if task is not asyncio.current_task():
             with contextlib.suppress(asyncio.CancelledError):

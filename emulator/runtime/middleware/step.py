@@ -78,7 +78,7 @@ def _patched(headers: Headers, patch: Mapping[str, str | None]) -> Headers:
 
     Names and values come from JavaScript ``Headers``, which hold byte strings
     (every character below U+0100): latin-1 gives back the bytes."""
-    names = {name.encode("latin-1") for name in patch}
+    names = {name.encode("latin-1", "replace") for name in patch}
     result = [(k, v) for k, v in headers if k not in names]
     for name, value in patch.items():
         if value is not None:

@@ -376,8 +376,8 @@ process.on('unhandledRejection', (reason) => {
 process.stdin.on('end', () => process.exit(0));  // the front is gone
 process.stdin.on('error', () => process.exit(0));
 process.stdin.resume();
-process.on('SIGTERM', () => {
-  server.close();
+process.on('SIGTERM', () => {  // replaced (--reload) or stopped: requests in flight end first
+  server.close(() => process.exit(0));
   setTimeout(() => process.exit(0), 1000).unref();
 });
 
