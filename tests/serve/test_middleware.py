@@ -178,7 +178,14 @@ def test_a_typescript_middleware_reloads_when_it_changes(tmp_path: Path) -> None
             assert time.monotonic() < deadline, server.log()
             time.sleep(0.2)
         assert client.get("/anything").status_code == 202
-    assert len(host_pids(server)) == 2 and not pid_alive(first[0])
+        (project / "src" / "middleware.ts").unlink()
+        deadline = time.monotonic() + 30
+        while client.post("/echo", json={}).status_code != 200:
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.2)
+        assert "no middleware any more" in server.log()
+    pids = host_pids(server)
+    assert len(pids) == 2 and not any(pid_alive(pid) for pid in [*first, *pids])
 
 
 def test_a_nextjs_projects_middleware_is_left_to_nextjs(tmp_path: Path) -> None:
