@@ -350,14 +350,21 @@ async def _serve(
         logger.info("stopped")
 
 
+#: Folders whose JS/TS files a middleware does not import: the routes, the frontend's sources.
+_NOT_MIDDLEWARE_HELPERS = (f"{AGENTS_DIR}/", f"{FUNCTIONS_DIR}/", "src/", "node_modules/")
+
+
 async def _reload_middleware(project: Path, files: list[str], front: FrontApp) -> None:
-    """--reload: the middleware host runs the changed file (or starts, or stops) when a
-    middleware file, an env file or a JS/TS file outside agents/ and cloud-functions/
-    (one it may import) changed; a file that fails to load leaves the running one."""
-    if not any(is_middleware_file(project, name) or name in ENV_FILES
-               or (name.endswith((".js", ".ts", ".mjs", ".mts"))
-                   and not name.startswith((f"{AGENTS_DIR}/", f"{FUNCTIONS_DIR}/")))
-               for name in files):
+    """--reload: a middleware file changed (added, edited, removed), or, while one runs,
+    an env file or a JS/TS file it may import (outside the routes and ``src/``): the host
+    runs the file as it is now (or starts, or stops); a file that fails to load leaves
+    the running one."""
+    helpers = [name for name in files if name in ENV_FILES or (
+        name.endswith((".js", ".ts", ".mjs", ".mts", ".cjs", ".cts"))
+        and not name.startswith(_NOT_MIDDLEWARE_HELPERS))]
+    if not any(is_middleware_file(project, name) for name in files) and not (
+        front.middleware is not None and helpers
+    ):
         return
     warnings: list[str] = []
     try:
