@@ -89,17 +89,12 @@ class MiddlewareHost:
         self._current: _Process | None = None
         self._available = asyncio.Event()
         self._stopping = False
-        self._restarts = 0
         self._restarting: asyncio.Task[None] | None = None
 
     @property
     def matchers(self) -> Matchers:
         assert self._current is not None
         return self._current.matchers
-
-    @property
-    def running(self) -> bool:
-        return self._available.is_set()
 
     async def start(self) -> None:
         """Start the host; ServeError (its output already shown) when the file cannot load."""
@@ -156,7 +151,6 @@ class MiddlewareHost:
         if host.closing or self._stopping:
             return
         self._available.clear()
-        self._restarts += 1
         logger.error("the middleware host (pid %d) exited with code %s; starting it again "
                      "(requests the middleware covers wait for it)", host.process.pid, code)
         self._restarting = asyncio.create_task(self._restart())
