@@ -79,7 +79,9 @@ GUARDED = {
             return new Response('regex matched', { status: 418 });
           }
           if (path.sep !== '/') return new Response('unexpected', { status: 500 });
-          const response = next({ request: { headers: { 'x-user-id': 'passed' } } });
+          context.waitUntil(Promise.reject(new Error('a task after the answer failed')));
+          const response = next({ request: { headers: { 'x-user-id': 'passed',
+            'x-geo': JSON.stringify(context.geo), 'x-url-info': context.urlInfo.pathname } } });
           response.headers.set('x-middleware-saw', request.method);
           response.cookies.set('seen', '1', { path: '/' });
           return response;
@@ -111,7 +113,9 @@ GUARDED = {
     """,
     "cloud-functions/pass.mjs": """
         export function onRequest(context) {
-          return Response.json({ user: context.request.headers.get('x-user-id') });
+          const { headers } = context.request;
+          return Response.json({ user: headers.get('x-user-id'), geo: headers.get('x-geo'),
+            urlInfo: headers.get('x-url-info') });
         }
     """,
     "cloud-functions/throw.mjs": """
