@@ -8,6 +8,8 @@ relays the answer. :mod:`.limits` guards connections below the app (header
 timeout, connection cap); :mod:`.control` is the listener behind
 ``abort_active_run`` across instances; :mod:`.reload` watches the project for
 ``--reload``. ``runtime/server.py`` puts these together when serve starts.
+A project's middleware runs before all of it, in the ``middleware/`` room
+(its own Node process; the app calls its step first).
 
 Nothing here imports project code or a worker's modules: the front reaches a
 worker only over HTTP, in the terms of ``runtime/wire.py``, so nothing a

@@ -11,7 +11,8 @@ chunk by chunk as the worker produces it. It adds ``makers-instance`` and
 connection to the worker is closed, which sets the run's ``signal`` there.
 A second listener on 127.0.0.1 takes the workers' control calls (abort
 fan-out, :mod:`.control`). Connection-level limits (header timeout,
-connection cap) are in :mod:`.limits`.
+connection cap) are in :mod:`.limits`. A project's middleware, when it has
+one, sees each request first (:mod:`..middleware.step`).
 """
 
 from __future__ import annotations
