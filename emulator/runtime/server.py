@@ -33,8 +33,8 @@ from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
 from .middleware.host import HostCommand, MiddlewareHost
 from .node.setup import NodeRuntime, prepare_middleware_node, prepare_node, project_warnings
 from .project.edgeone import AgentsConfig, read_agents_config
-from .project.frontend import DevCommand, Frontend, StaticSite, find_frontend, missing_tool
 from .project.envfile import ENV_FILES, project_env
+from .project.frontend import DevCommand, Frontend, StaticSite, find_frontend, missing_tool
 from .project.middleware_file import find_middleware, is_middleware_file, uses_nextjs
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 
