@@ -31,6 +31,7 @@ from .errors import ServeError
 from .front.supervisor import WorkerPool, WorkerSpec
 from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
 from .node.setup import NodeRuntime, prepare_node, project_warnings
+from .project.data_dir import ensure_data_dir
 from .project.edgeone import AgentsConfig, read_agents_config
 from .project.envfile import project_env
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
@@ -167,6 +168,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
     node = prepare_node(project, routes)  # ServeError when Node routes cannot run
     if node is not None:
         warnings += project_warnings(project)
+    ensure_data_dir(project)  # before anything runs: a frontend scans the project as it starts
     return PreparedServe(
         options,
         project,

@@ -4,7 +4,8 @@
 (which ``cloud-functions/`` Python files are routes) and :mod:`.node_entry`
 (which Node files are, and how they are entered); :mod:`.edgeone` reads
 ``edgeone.json`` and :mod:`.envfile` the ``.env`` files; :mod:`.scaffold`
-writes a new project from :mod:`.templates` (``makers-store init``).
+writes a new project from :mod:`.templates` (``makers-store init``);
+:mod:`.data_dir` is the ``.makers-store/`` folder serve writes in a project.
 
 A room of its own because both processes read the project: the front when
 serve starts (the route table it prints, the checks that stop it early, what

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from ..project.data_dir import DATA_DIR
 from .tracing import Tracer
 
 try:
@@ -55,7 +56,7 @@ MAX_RECORD_BYTES = 256 * 1024
 
 
 def trace_path(project: Path) -> Path:
-    return project / ".makers-store" / FILE_NAME
+    return project / DATA_DIR / FILE_NAME
 
 
 def build_record(
