@@ -31,14 +31,15 @@ NPM_FLAGS = {PROJECT: (), CLAUDE_PROJECT: ("--omit=optional",)}
 
 
 def npm_ci(project: Path) -> None:
-    """Install ``project``'s locked npm dependencies unless they are current."""
+    """Install ``project``'s locked npm dependencies unless they are current (any
+    project with a lock file: tests/serve's Vite project uses it too)."""
     installed = project / "node_modules" / ".package-lock.json"
     lock = project / "package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
         return
     npm = shutil.which("npm")
     assert npm is not None, "npm is needed for tests/node (Node 20 and npm)"
-    command = [npm, "ci", "--no-audit", "--no-fund", *NPM_FLAGS[project]]
+    command = [npm, "ci", "--no-audit", "--no-fund", *NPM_FLAGS.get(project, ())]
     subprocess.run(command, cwd=project, check=True, capture_output=True, timeout=900)
 
 

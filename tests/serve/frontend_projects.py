@@ -32,8 +32,10 @@ const extra = process.argv.slice(2, at);
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (url.pathname === '/slow') {
+    res.on('close', () => { if (!res.writableEnded) console.log('slow answer abandoned'); });
     res.writeHead(200, { 'content-type': 'text/plain' });
-    for (let n = 0; n < 4; n++) {
+    const pieces = Number(url.searchParams.get('pieces') || 4);
+    for (let n = 0; n < pieces && !res.destroyed; n++) {
       res.write(`piece ${n}\n`);
       await new Promise((done) => setTimeout(done, 300));
     }

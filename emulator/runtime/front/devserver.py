@@ -196,7 +196,8 @@ class DevServer:
             for line in lines:
                 if not self.ready.is_set() and any(sign in line for sign in _PORT_TAKEN):
                     self._port_taken = True
-                out.write(relayed_line(PREFIX, self._shown(line.rstrip(b"\r"))))
+                if line.strip():  # its blank spacing lines would be bare prefixes
+                    out.write(relayed_line(PREFIX, self._shown(line.rstrip(b"\r"))))
             out.flush()
         if pending:
             out.write(relayed_line(PREFIX, self._shown(pending)))
