@@ -4,12 +4,12 @@ The default store (``store.db``), the runs' traces (``traces.jsonl``) and the
 tools' workspaces live here, and change on every turn. serve gives the folder
 a ``.gitignore`` holding ``*`` when it makes it (as pytest and mypy do for
 their caches), because a frontend dev server that scans the project for source
-files honours ``.gitignore``: Tailwind CSS 4's Vite plugin (used by the
-deepagents-research-nodejs, langgraph-quiz-python and csv-analyze-agent
-templates) watches every file it scans and reloads the whole page when one
-changes, so without it each trace written mid-stream reloaded the open page
-and aborted the stream the page was reading. It also keeps the store out of
-``git add .``. A ``.gitignore`` already there is left as it is.
+files honours ``.gitignore``: Tailwind CSS 4's Vite plugin (in the
+deepagents-research-nodejs and langgraph-quiz-python templates) watches every
+file it scans and reloads the whole page when one changes, so without it each
+trace written mid-stream reloaded the open page and aborted the stream the
+page was reading. It also keeps the store out of ``git add .``. A
+``.gitignore`` already there is left as it is.
 """
 
 from __future__ import annotations
