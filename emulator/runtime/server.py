@@ -32,6 +32,7 @@ from .front.supervisor import WorkerPool, WorkerSpec
 from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
 from .middleware.host import HostCommand, MiddlewareHost
 from .node.setup import NodeRuntime, prepare_middleware_node, prepare_node, project_warnings
+from .project.data_dir import ensure_data_dir
 from .project.edgeone import AgentsConfig, read_agents_config
 from .project.envfile import ENV_FILES, project_env
 from .project.frontend import DevCommand, Frontend, StaticSite, find_frontend, missing_tool
@@ -177,6 +178,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
     node = prepare_node(project, routes)  # ServeError when Node routes cannot run
     if node is not None:
         warnings += project_warnings(project)
+    ensure_data_dir(project)  # before anything runs: a frontend scans the project as it starts
     frontend = find_frontend(project) if options.frontend else None
     if isinstance(frontend, DevCommand):
         problem = missing_tool(project, frontend)

@@ -45,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from ..project.data_dir import DATA_DIR
 from .tracing import Tracer
 
 try:
@@ -83,7 +84,7 @@ def is_failed(record: dict[str, Any]) -> bool:
 
 
 def trace_path(project: Path) -> Path:
-    return project / ".makers-store" / FILE_NAME
+    return project / DATA_DIR / FILE_NAME
 
 
 def build_record(
