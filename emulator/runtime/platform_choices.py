@@ -155,3 +155,44 @@ NODE_STREAMED_TYPES = ("text/event-stream", "application/x-ndjson")
 #: (``onRequestGet`` and a ``POST``): the platform's answer is UNKNOWN. Ours:
 #: this status, with an ``Allow`` header naming the methods it has.
 NODE_METHOD_NOT_ALLOWED_STATUS = 405
+
+# --- the frontend (front/frontend.py, front/devserver.py, project/frontend.py) ---
+# Facts from the platform's CLI (edgeone 1.4.9) are followed: the dev command,
+# `--port` from 6699, the order of routing, HMR and `_rsc=` requests to the
+# frontend, the 502 JSON, the static 404 rules. Where it does something else or
+# nothing is known, ours:
+
+#: Seconds a request for the frontend waits for the dev server's port to accept
+#: (the CLI waits for nothing: a first page load while the dev server starts got
+#: 502). Ours waits, up to this, and then answers the CLI's 502 JSON.
+FRONTEND_START_WAIT_S = 60.0
+
+# - Methods: an agent route takes POST only, so another method on its path goes
+#   to the frontend (the CLI checks each route's methods; which ones an agent
+#   route lists is not in its bundle). A cloud function takes every method
+#   (the CLI lists methods per Node handler export; ours does not look).
+# - WebSocket upgrades: the CLI sends hot-reload ones (its path list) to the
+#   frontend and DROPS any other that no function takes, Vite's own socket
+#   (`/?token=...`) included, whose client then falls back to the dev server's
+#   own port. Ours sends every upgrade no route takes to the dev server, so hot
+#   reload works through serve's port alone.
+# - Headers to the dev server: the CLI rewrites Host (changeOrigin) and adds
+#   X-Forwarded-For/-Port/-Proto/-Host. Ours sends Host `localhost:<dev port>`,
+#   rewrites an Origin (and Referer) of the page's own origin the same way (so
+#   Next.js dev serves /_next/* and its HMR socket at any address, without
+#   allowedDevOrigins), adds X-Forwarded-For and -Proto, and leaves out
+#   X-Forwarded-Host (Next's Server Actions compare it with Origin). A Location
+#   naming the dev server's origin is turned back into the client's.
+# - After the dev server exits: the CLI clears it 2 s later and serves the
+#   static rules from the project folder; ours keeps answering the 502 JSON
+#   (the exit is logged with its code) until serve restarts.
+# - Static `outputDirectory`: the CLI also serves it when edgeone.json has
+#   none (from the project folder itself, `.env` included) and reads the
+#   `OutputDir` environment variable; ours serves only an outputDirectory
+#   edgeone.json names, never a path outside it, and treats a folder like a
+#   missing file (the CLI streams a folder, which fails).
+# - The dev server's environment: serve's own (the CLI adds FORCE_COLOR=1;
+#   ours does not, and drops colour codes from its lines).
+# - A dev command whose npm packages are missing is not started (npx would
+#   fetch a package of that name from the registry): one line says to run
+#   `npm install`, and the agents are served.

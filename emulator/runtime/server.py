@@ -33,11 +33,13 @@ from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
 from .node.setup import NodeRuntime, prepare_node, project_warnings
 from .project.edgeone import AgentsConfig, read_agents_config
 from .project.envfile import project_env
+from .project.frontend import DevCommand, Frontend, StaticSite, find_frontend, missing_tool
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 
 if TYPE_CHECKING:
     from ..studio.under_serve import ServedStudio
     from .front.app import FrontApp
+    from .front.frontend import FrontendApp
     from .front.limits import FrontLimits
 
 logger = logging.getLogger("makers_store.serve")
@@ -64,6 +66,8 @@ class ServeOptions:
     tools_enabled: bool = True
     #: False under --no-function-limits: no 6 MB / 120 s cloud-function limits.
     function_limits: bool = True
+    #: False under --no-frontend: the project's frontend is neither started nor served.
+    frontend: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class PreparedServe:
     limits: FrontLimits | None = None
     #: Node and tsx for .ts/.js routes (None: the project has none).
     node: NodeRuntime | None = None
+    #: The frontend served on the port (None: none, turned off, or it cannot start).
+    frontend: Frontend | None = None
 
 
 def worker_spec(
@@ -167,6 +173,17 @@ def prepare(options: ServeOptions) -> PreparedServe:
     node = prepare_node(project, routes)  # ServeError when Node routes cannot run
     if node is not None:
         warnings += project_warnings(project)
+    frontend = find_frontend(project) if options.frontend else None
+    if isinstance(frontend, DevCommand):
+        problem = missing_tool(project, frontend)
+        if problem is not None:
+            warnings.append(f"{problem} (the agents are served meanwhile)")
+            frontend = None
+    elif isinstance(frontend, StaticSite) and not frontend.directory.is_dir():
+        warnings.append(
+            f"edgeone.json outputDirectory {frontend.configured!r} does not exist yet: build "
+            "the site (for example `npm run build`); until then its paths answer 404"
+        )
     return PreparedServe(
         options,
         project,
@@ -176,6 +193,7 @@ def prepare(options: ServeOptions) -> PreparedServe:
         agents,
         limits,
         node,
+        frontend,
     )
 
 
@@ -250,7 +268,11 @@ async def _serve(
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
-    guarded = front_limits.GuardedH11Protocol.with_limits(limits)
+    front.frontend = _frontend(prepared, limits, public.getsockname()[1])
+    dev = None if front.frontend is None else front.frontend.dev
+    guarded = front_limits.GuardedH11Protocol.with_limits(
+        limits, None if dev is None else front.frontend
+    )
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     studio = _mount_studio(front, prepared, server.stopping)
     stop = stopper(server)
@@ -264,6 +286,8 @@ async def _serve(
         signals += 1
         if signals > 1:  # a second Ctrl+C: the front stops at once, and so do its workers
             loop.call_soon_threadsafe(pool.kill)
+            if dev is not None:
+                loop.call_soon_threadsafe(dev.kill)
         loop.call_soon_threadsafe(stop_requested.set)
         stop(signum)
 
@@ -292,12 +316,16 @@ async def _serve(
             return
         if latest != routes:
             routes = latest
+            if front.frontend is not None:
+                front.frontend.routes = latest
             if on_routes is not None:
                 on_routes(latest)
         await pool.restart_all("the project's source changed")
 
     watcher: asyncio.Task[None] | None = None
     try:
+        if dev is not None:  # it warms up while the instances start
+            await dev.start()
         ready = await _start_unless_stopped(pool, stop_requested)
         started.set()
         if not ready:
@@ -315,10 +343,28 @@ async def _serve(
                 await watcher
         started.set()  # a start that failed has ended too
         stop_requested.set()  # and its workers are stopped
+        if front.frontend is not None:
+            front.frontend.splices.close_all()
+        if dev is not None:
+            await dev.stop()
         await stopping_workers
         if studio is not None:
             await studio.store.close()
         logger.info("stopped")
+
+
+def _frontend(prepared: PreparedServe, limits: FrontLimits, public_port: int) -> FrontendApp | None:
+    """The frontend the front serves (its dev server not started yet), or None."""
+    from .front.devserver import DevServer
+    from .front.frontend import FrontendApp
+
+    found = prepared.frontend
+    if isinstance(found, DevCommand):
+        dev = DevServer(prepared.project, found, public_port)
+        return FrontendApp(prepared.routes, limits, dev=dev)
+    if isinstance(found, StaticSite):
+        return FrontendApp(prepared.routes, limits, site=found)
+    return None
 
 
 async def _stop_when(

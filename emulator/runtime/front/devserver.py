@@ -1,0 +1,210 @@
+"""The project's frontend dev server, run beside the workers (``vite``, ``next dev``).
+
+Started as the platform's dev server starts it (:mod:`..project.frontend`):
+the dev command with ``--port <port>`` appended, the port the first free one
+from :data:`FIRST_PORT` on loopback. It runs under :mod:`.guard`, so the dev
+server's whole process group stops when serve stops, however serve stops
+(its SIGKILL included). Its output is relayed line by line as
+``[frontend] ...`` through :func:`..log.relayed_line`, the one safe printer,
+with its port shown as serve's (the address to open is serve's). It is up once
+its port accepts a connection, on 127.0.0.1 or ::1 (a server listening on
+``localhost`` gets either); requests wait for that, up to a bound
+(:meth:`DevServer.wait_ready`). Its exit is logged once, with the code;
+serve goes on serving the agents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from ..errors import UpstreamError
+from ..http_client import Connection
+from ..log import relayed_line
+from ..project.frontend import DevCommand
+
+logger = logging.getLogger("makers_store.serve")
+
+#: The platform's dev server gives its frontend this port, or the next free one.
+FIRST_PORT = 6699
+_LAST_PORT = FIRST_PORT + 1000
+#: The guard, run by path (it imports nothing of the package).
+GUARD = Path(__file__).with_name("guard.py")
+#: Seconds serve waits for the guard to stop the group (its own grace is 2 s).
+_STOP_WAIT_S = 5.0
+PREFIX = b"[frontend] "
+#: Colour codes (a dev server forced to colour): dropped, not shown escaped.
+_COLOURS = re.compile(rb"\x1b\[[0-9;]*m")
+_LOOPBACKS = ("127.0.0.1", "::1")
+
+
+def _free_on(host: str, port: int) -> bool:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.bind((host, port))
+    except OSError as exc:
+        # no IPv6 on this machine: only 127.0.0.1 counts
+        return exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT)
+    return True
+
+
+def free_port(start: int = FIRST_PORT) -> int:
+    """The first port from ``start`` free on 127.0.0.1 and ::1 alike (a dev
+    server listening on ``localhost`` may take either)."""
+    for port in range(start, _LAST_PORT):
+        if all(_free_on(host, port) for host in _LOOPBACKS):
+            return port
+    raise UpstreamError(f"no free port for the frontend from {start} to {_LAST_PORT - 1}")
+
+
+class DevServer:
+    """One dev server process (under its guard) and what serve knows about it."""
+
+    def __init__(self, project: Path, command: DevCommand, public_port: int) -> None:
+        self.project = project
+        self.command = command
+        self.public_port = public_port
+        self.port = 0
+        #: The loopback address its port accepted on (None: not up yet).
+        self.host: str | None = None
+        self.ready = asyncio.Event()
+        self.exited = asyncio.Event()
+        self.exit_code: int | None = None
+        self._process: asyncio.subprocess.Process | None = None
+        self._stopping = False
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def argv(self) -> list[str]:
+        return [*self.command.argv, "--port", str(self.port)]
+
+    @property
+    def pid(self) -> int | None:
+        """The guard's pid (the dev server is its child)."""
+        return None if self._process is None else self._process.pid
+
+    async def start(self) -> None:
+        self.port = free_port()
+        self._process = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", str(GUARD), str(self.project), *self.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=self.project,
+            env=dict(os.environ),
+        )
+        assert self._process.stdout is not None
+        logger.info("frontend: started `%s` (%s)", " ".join(self.argv), self.command.source)
+        self._tasks = [
+            asyncio.create_task(self._relay(self._process.stdout)),
+            asyncio.create_task(self._watch(self._process)),
+            asyncio.create_task(self._probe()),
+        ]
+
+    async def _relay(self, stream: asyncio.StreamReader) -> None:
+        out = sys.stderr.buffer
+        mine, public = f":{self.port}".encode(), f":{self.public_port}".encode()
+        own_port = re.compile(re.escape(mine) + rb"(?!\d)")
+        pending = b""
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                # the address it prints is its own; the one to open is serve's
+                shown = own_port.sub(public, _COLOURS.sub(b"", line.rstrip(b"\r")))
+                out.write(relayed_line(PREFIX, shown))
+            out.flush()
+        if pending:
+            out.write(relayed_line(PREFIX, _COLOURS.sub(b"", pending)))
+            out.flush()
+
+    async def _watch(self, process: asyncio.subprocess.Process) -> None:
+        code = await process.wait()
+        self.exit_code = code
+        self.exited.set()
+        if not self._stopping:
+            logger.warning(
+                "frontend: the dev server `%s` exited with code %d; the agents are still "
+                "served, the frontend is not (restart serve once it is fixed)",
+                self.command.shown, code,
+            )
+
+    async def _probe(self) -> None:
+        """Set :attr:`ready` once the port accepts a connection (or stop when it exits)."""
+        while not self.exited.is_set():
+            for host in _LOOPBACKS:
+                with contextlib.suppress(UpstreamError):
+                    connection = await Connection.open(host, self.port, within_s=1.0)
+                    await connection.close()
+                    self.host = host
+                    self.ready.set()
+                    logger.info("frontend: ready on port %d", self.port)
+                    return
+            await asyncio.sleep(0.1)
+
+    async def wait_ready(self, within_s: float) -> bool:
+        """Whether it is up, waiting up to ``within_s`` while it starts."""
+        if self.ready.is_set():
+            return True
+        waiting = asyncio.ensure_future(self.ready.wait())
+        ended = asyncio.ensure_future(self.exited.wait())
+        _, pending = await asyncio.wait(
+            {waiting, ended}, timeout=within_s, return_when=asyncio.FIRST_COMPLETED
+        )
+        for task in pending:
+            task.cancel()
+        return self.ready.is_set()
+
+    async def connect(self, within_s: float) -> tuple[Connection, str]:
+        """A connection to it and the address used; UpstreamError when it takes none."""
+        hosts = [self.host or _LOOPBACKS[0]]
+        hosts += [host for host in _LOOPBACKS if host not in hosts]
+        failure: UpstreamError | None = None
+        for host in hosts:
+            try:
+                connection = await Connection.open(host, self.port, within_s=within_s)
+            except UpstreamError as exc:
+                failure = exc
+                continue
+            self.host = host  # a restarted dev server may listen on the other one
+            return connection, host
+        assert failure is not None
+        raise failure
+
+    async def stop(self) -> None:
+        """Stop the dev server's whole group (through its guard) and wait for it."""
+        self._stopping = True
+        process = self._process
+        if process is not None and process.returncode is None:
+            if process.stdin is not None:
+                process.stdin.close()  # the guard stops the group
+            try:
+                await asyncio.wait_for(process.wait(), _STOP_WAIT_S)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+        if self._tasks:  # its last lines are relayed before its output is let go
+            await asyncio.wait(self._tasks[:1], timeout=1.0)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def kill(self) -> None:
+        """A second Ctrl+C: the guard is told at once (it still gives the group its grace)."""
+        self._stopping = True
+        process = self._process
+        if process is not None and process.returncode is None:
+            process.send_signal(signal.SIGTERM)
