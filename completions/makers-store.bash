@@ -24,7 +24,7 @@ _makers_store_options() {
         "doctor") echo '--fix --dry-run --yes -y --json --store --debug -h --help' ;;
         "prune") echo '--idle-for --checkpoints --user -u --conversation -c --yes -y --dry-run --json --store --debug -h --help' ;;
         "vacuum") echo '--json --store --debug -h --help' ;;
-        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --debug -h --help' ;;
+        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
         "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;

@@ -114,6 +114,7 @@ complete -c makers-store -n '__makers_store_at '\''serve'\''' -l reload -d 'Rest
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l sticky -d 'Keep each conversation on one instance (the platform'\''s usual case) in…'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l no-tools -d 'ctx.tools and ctx.sandbox run nothing (no local commands, files or co…'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l no-function-limits -d 'Lift the platform'\''s cloud-function limits (6 MB body, 120 s per reque…'
+complete -c makers-store -n '__makers_store_at '\''serve'\''' -l no-frontend -d 'Do not start or serve the project'\''s frontend (its dev command, or its…'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -l debug -d 'Show tracebacks on errors'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -s h -l help -d 'Show the help and exit'
 complete -c makers-store -n '__makers_store_at '\''serve'\''' -F

@@ -12,7 +12,8 @@ room            what is in it
                 and its workers, stops them (the one place the rooms meet)
 ``front/``      the front process: the app that hands each request to a
                 worker, body streaming and limits, headers, the abort
-                control listener, the worker pool (``supervisor``), --reload
+                control listener, the worker pool (``supervisor``), --reload,
+                and the project's frontend (its dev server, proxied)
 ``worker/``     one worker process (``python -m ...runtime.worker``): its app,
                 agent runs and aborts, ``ctx`` with kv and tracing, request
                 bodies, responses, the loader, ``traces.jsonl``

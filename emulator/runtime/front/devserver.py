@@ -67,6 +67,64 @@ def free_port(start: int = FIRST_PORT) -> int:
     raise UpstreamError(f"no free port for the frontend from {start} to {_LAST_PORT - 1}")
 
 
+def _address(hexed: str) -> str:
+    """A /proc/net/tcp{,6} local address as a host to connect to."""
+    if len(hexed) == 8:
+        host = ".".join(str(int(hexed[i : i + 2], 16)) for i in (6, 4, 2, 0))
+        return "127.0.0.1" if host == "0.0.0.0" else host
+    words = [hexed[i : i + 8] for i in range(0, 32, 8)]
+    raw = b"".join(bytes.fromhex(word)[::-1] for word in words)  # each word little-endian
+    if raw == bytes(16):
+        return "::1"
+    if raw[:12] == bytes(10) + b"\xff\xff":  # an IPv4-mapped address
+        return _address(raw[12:][::-1].hex().upper())
+    return socket.inet_ntop(socket.AF_INET6, raw)
+
+
+def _listening_ports(guard_pid: int) -> dict[int, str] | None:
+    """The TCP ports (and a host to reach each) that processes of the dev
+    command's session listen on; None where ``/proc`` does not tell (not Linux)."""
+    sockets: dict[str, tuple[int, str]] = {}
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = Path("/proc/net", table).read_text(encoding="ascii").splitlines()[1:]
+        except OSError:
+            if table == "tcp":
+                return None
+            continue
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 9 and fields[3] == "0A":  # LISTEN
+                address, hexed_port = fields[1].rsplit(":", 1)
+                sockets[fields[9]] = (int(hexed_port, 16), _address(address))
+    sessions: dict[int, int] = {}
+    session = None
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        sessions[int(entry)] = int(fields[3])
+        if int(fields[1]) == guard_pid:  # the dev command: its session is its own pid
+            session = int(entry)
+    found: dict[int, str] = {}
+    for pid, sid in sessions.items():
+        if sid != session:
+            continue
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            continue
+        for link in links:
+            if link.startswith("socket:[") and link[8:-1] in sockets:
+                listening, host = sockets[link[8:-1]]
+                found.setdefault(listening, host)
+    return found
+
+
 class DevServer:
     """One dev server process (under its guard) and what serve knows about it."""
 
@@ -111,10 +169,14 @@ class DevServer:
             asyncio.create_task(self._probe()),
         ]
 
+    def _shown(self, line: bytes) -> bytes:
+        """A line it printed, colour codes dropped, its own address (``http://localhost:6699``)
+        shown with serve's port: the one to open. Other mentions of the port stay."""
+        own = re.compile(rb"(://[\w.\-\[\]:]*?:)" + str(self.port).encode() + rb"(?!\d)")
+        return own.sub(rb"\g<1>" + str(self.public_port).encode(), _COLOURS.sub(b"", line))
+
     async def _relay(self, stream: asyncio.StreamReader) -> None:
         out = sys.stderr.buffer
-        mine, public = f":{self.port}".encode(), f":{self.public_port}".encode()
-        own_port = re.compile(re.escape(mine) + rb"(?!\d)")
         pending = b""
         while True:
             chunk = await stream.read(65536)
@@ -123,12 +185,10 @@ class DevServer:
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                # the address it prints is its own; the one to open is serve's
-                shown = own_port.sub(public, _COLOURS.sub(b"", line.rstrip(b"\r")))
-                out.write(relayed_line(PREFIX, shown))
+                out.write(relayed_line(PREFIX, self._shown(line.rstrip(b"\r"))))
             out.flush()
         if pending:
-            out.write(relayed_line(PREFIX, _COLOURS.sub(b"", pending)))
+            out.write(relayed_line(PREFIX, self._shown(pending)))
             out.flush()
 
     async def _watch(self, process: asyncio.subprocess.Process) -> None:
@@ -143,13 +203,29 @@ class DevServer:
             )
 
     async def _probe(self) -> None:
-        """Set :attr:`ready` once the port accepts a connection (or stop when it exits)."""
+        """Set :attr:`ready` once the dev server listens (or stop when it exits).
+
+        Where ``/proc`` tells, the port is one a process of the dev server's own
+        session listens on: another program may take the port between the check
+        that it is free and the dev server's start (a second serve starting), and
+        a dev server finding its port taken may move to the next one (Vite does).
+        """
         while not self.exited.is_set():
-            for host in _LOOPBACKS:
+            listening = await asyncio.to_thread(_listening_ports, self.pid or 0)
+            candidates: list[tuple[str, int]] = []
+            if listening is None:  # no /proc: whatever accepts on the port given
+                candidates = [(host, self.port) for host in _LOOPBACKS]
+            elif listening:
+                port = self.port if self.port in listening else min(listening)
+                candidates = [(listening[port], port)]
+            for host, port in candidates:
                 with contextlib.suppress(UpstreamError):
-                    connection = await Connection.open(host, self.port, within_s=1.0)
+                    connection = await Connection.open(host, port, within_s=1.0)
                     await connection.close()
-                    self.host = host
+                    if port != self.port:
+                        logger.info("frontend: the dev server listens on port %d, not %d",
+                                    port, self.port)
+                    self.host, self.port = host, port
                     self.ready.set()
                     logger.info("frontend: ready on port %d", self.port)
                     return
