@@ -57,6 +57,9 @@ def replies(page: Page) -> list[str]:
 
 
 def test_chat_streams_remembers_reloads_and_stops(app: RunningApp, page: Page) -> None:
+    chat_instances: list[str | None] = []
+    page.on("response", lambda response: chat_instances.append(
+        response.headers.get("makers-instance")) if response.url.endswith("/chat") else None)
     page.goto(app.printed_url)
     expect(status_line(page)).to_have_text("ready", timeout=SHOWN_MS)
     expect(page.get_by_test_id("title")).to_have_text(app.heading, timeout=SHOWN_MS)
@@ -71,6 +74,7 @@ def test_chat_streams_remembers_reloads_and_stops(app: RunningApp, page: Page) -
     expect(status_line(page)).to_have_text("done", timeout=SHOWN_MS)
     assert replies(page)[-1] == ('Turn 2: you said "who am I". '
                                  'Your first message was "my name is Ada".')
+    assert len(set(chat_instances)) == 2, chat_instances  # each turn on its own instance
 
     # a slow answer streams into the page piece by piece, and Stop ends it
     send(page, "count to 60")
@@ -106,6 +110,8 @@ def test_the_app_works_at_localhost(app: RunningApp, page: Page) -> None:
 
 
 def test_an_edited_frontend_file_reaches_the_open_page(app: RunningApp, page: Page) -> None:
+    sockets: list[str] = []
+    page.on("websocket", lambda socket: sockets.append(socket.url))
     page.goto(app.printed_url)
     expect(status_line(page)).to_have_text("ready", timeout=SHOWN_MS)
     send(page, "before the edit")
@@ -118,6 +124,9 @@ def test_an_edited_frontend_file_reaches_the_open_page(app: RunningApp, page: Pa
         app.heading_file.write_text(original.replace(app.heading, edited), encoding="utf-8")
         expect(page.get_by_test_id("title")).to_have_text(edited, timeout=SHOWN_MS)
         print(f"{app.name}: hot update shown {time.monotonic() - started:.1f}s after the edit")
+        # the hot-reload socket is serve's port, the only one the page knows
+        port = f":{app.server.port}/"
+        assert sockets and all(port in url for url in sockets), sockets
         # updated in place: the page was not reloaded and the chat is still on it
         assert page.evaluate("window.notReloaded") is True
         assert replies(page) == ['Turn 1: you said "before the edit".']
