@@ -33,6 +33,8 @@ APPS = {
 }
 #: how long the first page may take: Next compiles it on first request (slow on 2 cores)
 FIRST_PAGE_TIMEOUT_S = 180.0
+#: how long one request for it may take (asked again until FIRST_PAGE_TIMEOUT_S)
+PAGE_REQUEST_TIMEOUT_S = 30.0
 
 
 @dataclass
@@ -65,7 +67,7 @@ def wait_for_the_page(url: str, server: Server) -> None:
         if server.process.poll() is not None:
             raise AssertionError(f"serve exited with {server.process.returncode}:\n{server.log()}")
         try:
-            answer = httpx.get(url, timeout=FIRST_PAGE_TIMEOUT_S)
+            answer = httpx.get(url, timeout=PAGE_REQUEST_TIMEOUT_S)
             last = f"{answer.status_code} {answer.text[:300]}"
             if answer.status_code == 200 and "<html" in answer.text.lower():
                 return
