@@ -31,7 +31,8 @@ NPM_FLAGS = {CLAUDE_PROJECT: ("--omit=optional",)}
 
 
 def npm_ci(project: Path) -> None:
-    """Install ``project``'s locked npm dependencies unless they are current."""
+    """Install ``project``'s locked npm dependencies unless they are current (any
+    project with a lock file: tests/serve's Vite project uses it too)."""
     installed = project / "node_modules" / ".package-lock.json"
     lock = project / "package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:

@@ -4,8 +4,10 @@
 (no npm packages: Node's own ``http`` and ``crypto``), which honours the
 ``--port`` serve appends, as ``vite`` and ``next dev`` do. It serves a page,
 echoes requests, streams a slow chunked answer, redirects to its own origin,
-exits on request (a crash), and answers a WebSocket upgrade at ``/ws`` with
-an echo, written against RFC 6455 by hand, beside a Python agent.
+exits on request (a crash), fails its first start as when its port is taken
+(``DEV_TAKEN_ONCE``), listens late (``DEV_LISTEN_DELAY_MS``), and answers a
+WebSocket upgrade at ``/ws`` with an echo, written against RFC 6455 by hand,
+beside a Python agent.
 """
 
 from __future__ import annotations
@@ -13,6 +15,15 @@ from __future__ import annotations
 DEV_SERVER = r"""
 import http from 'node:http';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+
+// DEV_TAKEN_ONCE=FILE: the first start fails as when another program took the port
+const once = process.env.DEV_TAKEN_ONCE;
+if (once && !fs.existsSync(once)) {
+  fs.writeFileSync(once, 'taken');
+  console.error('Error: listen EADDRINUSE: address already in use');
+  process.exit(1);
+}
 
 const at = process.argv.indexOf('--port');
 const port = Number(process.argv[at + 1]);
@@ -21,8 +32,10 @@ const extra = process.argv.slice(2, at);
 const server = http.createServer(async (req, res) => {
   const url = new URL(req.url, 'http://x');
   if (url.pathname === '/slow') {
+    res.on('close', () => { if (!res.writableEnded) console.log('slow answer abandoned'); });
     res.writeHead(200, { 'content-type': 'text/plain' });
-    for (let n = 0; n < 4; n++) {
+    const pieces = Number(url.searchParams.get('pieces') || 4);
+    for (let n = 0; n < pieces && !res.destroyed; n++) {
       res.write(`piece ${n}\n`);
       await new Promise((done) => setTimeout(done, 300));
     }
@@ -77,7 +90,9 @@ server.on('upgrade', (req, socket) => {
   socket.on('error', () => {});
 });
 
-server.listen(port, '127.0.0.1', () => console.log(`dev server listening on http://localhost:${port}/`));
+const listen = () => server.listen(
+  port, '127.0.0.1', () => console.log(`dev server listening on http://localhost:${port}/`));
+setTimeout(listen, Number(process.env.DEV_LISTEN_DELAY_MS || 0));
 """
 
 AGENT = """

@@ -17,7 +17,6 @@ import re
 import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -135,6 +134,10 @@ def test_dev_server_answers_what_no_route_takes(dev_project: Path, tmp_path: Pat
             b"piece 0\npiece 1\npiece 2\npiece 3\nend\n"
         )
         assert len(arrivals) >= 4 and arrivals[-1][0] - arrivals[0][0] > 0.8
+        # a client that leaves mid-answer: the dev server's connection is closed too
+        with client.stream("GET", "/slow?pieces=100") as response:
+            assert next(response.iter_raw()) == b"piece 0\n"
+        eventually(lambda: "[frontend] slow answer abandoned" in server.log())
 
         # a WebSocket both ways, its subprotocol negotiated by the dev server
         sock, head = ws_connect(server.port, "/ws?token=1",
@@ -160,7 +163,12 @@ def test_dev_server_answers_what_no_route_takes(dev_project: Path, tmp_path: Pat
 
 
 def test_dev_server_crash_leaves_the_agents_served(dev_project: Path, tmp_path: Path) -> None:
-    with serving(dev_project, tmp_path / "serve.log") as server, server.client() as client:
+    # its first start fails as when another program takes its port meanwhile: started again;
+    # it listens late: the first page load waits for it
+    env = {"DEV_TAKEN_ONCE": str(tmp_path / "taken"), "DEV_LISTEN_DELAY_MS": "1500"}
+    with serving(dev_project, tmp_path / "serve.log", env=env) as server, server.client() as client:
+        assert client.get("/").status_code == 200
+        assert "was taken meanwhile; starting it again" in server.log()
         assert client.get("/crash").text == "bye"
         eventually(lambda: "exited with code 3" in server.log())
         gone = client.get("/")
@@ -170,6 +178,22 @@ def test_dev_server_crash_leaves_the_agents_served(dev_project: Path, tmp_path: 
         }
         assert client.post("/chat", json={}).json()["agent"] == "chat"
     assert len(re.findall("exited with code", server.log())) == 1
+
+
+def test_reload_routes_a_new_agent_past_the_frontend(dev_project: Path, tmp_path: Path) -> None:
+    with serving(dev_project, tmp_path / "serve.log", "--reload") as server:
+        with server.client() as client:
+            pid = client.get("/echo").json()["pid"]
+            assert "dev page POST /added" in client.post("/added", json={}).text
+            write_project(dev_project, {"agents/added.py": """
+                async def handler(ctx):
+                    return "a new agent"
+            """})
+            eventually(lambda: client.post("/added", json={}).text == "a new agent")
+            # the frontend's own files change nothing; its dev server is never restarted
+            write_project(dev_project, {"src/app.js": "export const x = 1;\n"})
+            time.sleep(1.5)
+            assert client.get("/echo").json()["pid"] == pid
 
 
 def _group_of(pid: int) -> list[int]:
@@ -278,20 +302,11 @@ def test_static_output_directory_with_the_platform_404_rules(tmp_path: Path) -> 
 # --- a real Vite dev server, in Chromium -------------------------------------------------
 
 
-def npm_ci(project: Path) -> None:
-    """Install ``project``'s locked npm packages unless they are current."""
-    installed = project / "node_modules" / ".package-lock.json"
-    lock = project / "package-lock.json"
-    if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    command = ["npm", "ci", "--no-audit", "--no-fund"]
-    subprocess.run(command, cwd=project, check=True, capture_output=True, timeout=600)
-
-
 @needs_node
 def test_vite_hot_reload_reaches_an_open_page(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
+    from tests.node.harness import npm_ci
     from tests.studio.conftest import CHROMIUM, CHROMIUM_ARGS
 
     npm_ci(VITE_PROJECT)
@@ -330,3 +345,57 @@ def test_vite_hot_reload_reaches_an_open_page(tmp_path: Path) -> None:
             assert not [text for text in console if "failed to connect" in text], console
         finally:
             browser.close()
+
+
+# --- reading the project, and the routing rules (no server) ------------------------------
+
+
+def test_the_frontend_is_found_as_the_platform_finds_it(tmp_path: Path) -> None:
+    from makers_store.emulator.runtime.project.frontend import (
+        DevCommand,
+        StaticSite,
+        find_frontend,
+        missing_tool,
+    )
+
+    def found(files: dict[str, str]) -> object:
+        project = tmp_path / str(len(list(tmp_path.iterdir())))
+        return find_frontend(write_project(project, files))
+
+    scripts = '{"scripts": {"dev": "vite  --open", "start": "node server.js"}}'
+    assert found({"package.json": scripts}) == DevCommand(
+        ("npx", "vite", "--open"), "package.json scripts.dev"
+    )
+    assert found({"package.json": '{"scripts": {"start": "next start"}}'}) == DevCommand(
+        ("npx", "next", "start"), "package.json scripts.start"
+    )
+    both = {"package.json": scripts, "edgeone.json": '{"devCommand": "npm run serve"}'}
+    assert found(both) == DevCommand(("npm", "run", "serve"), "edgeone.json devCommand")
+    # no dev or start script: the platform's command reads "npx undefined", which means none
+    assert found({"package.json": '{"scripts": {"build": "vite build"}}'}) is None
+    site = found({"edgeone.json": '{"outputDirectory": "out"}'})
+    assert isinstance(site, StaticSite) and site.configured == "out"
+    assert found({"agents/chat.py": "async def handler(ctx):\n    return 1\n"}) is None
+
+    project = write_project(tmp_path / "tools", {"package.json": "{}"})
+    assert missing_tool(project, DevCommand(("npx", "node", "x.js"), "")) is None
+    assert "`no-such-program-here`, which is not on PATH" in (
+        missing_tool(project, DevCommand(("no-such-program-here",), "")) or ""
+    )
+    # no packages declared, but a tool npx would fetch from the registry
+    problem = missing_tool(project, DevCommand(("npx", "vite"), "package.json scripts.dev"))
+    assert problem is not None and "neither in node_modules/.bin nor on PATH" in problem
+    assert "run `npm install`" in problem
+    itself = missing_tool(project, DevCommand(("npx", "edgeone", "pages", "dev"), "x"))
+    assert itself is not None and "starts a dev server of agents" in itself
+
+
+def test_hot_reload_and_rsc_requests_are_the_frontends() -> None:
+    from makers_store.emulator.runtime.front.frontend import is_hmr, is_rsc
+
+    for target in ("/_next/webpack-hmr?id=1", "/__vite_hmr", "/socket.io/?EIO=4", "/x/hmr"):
+        assert is_hmr(target, websocket=False), target
+    assert is_hmr("/_hmr_ws", websocket=True)
+    assert not is_hmr("/page?_rsc=abc&hmr=1", websocket=False)
+    assert not is_hmr("/?token=abc", websocket=True)  # Vite's socket: not on the CLI's list
+    assert is_rsc("_rsc=1x") and is_rsc("a=1&_rsc=2") and not is_rsc("a_rsc=1")

@@ -45,6 +45,10 @@ PREFIX = b"[frontend] "
 #: Colour codes (a dev server forced to colour): dropped, not shown escaped.
 _COLOURS = re.compile(rb"\x1b\[[0-9;]*m")
 _LOOPBACKS = ("127.0.0.1", "::1")
+#: What a dev server prints when its port is taken (Node's error, Next's words).
+_PORT_TAKEN = (b"EADDRINUSE", b"already in use")
+#: Starts of a dev server whose port was taken before it could listen.
+_STARTS = 3
 
 
 def _free_on(host: str, port: int) -> bool:
@@ -141,6 +145,9 @@ class DevServer:
         self._process: asyncio.subprocess.Process | None = None
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
+        #: Its output said its port was taken (by another program, since it was found free).
+        self._port_taken = False
+        self._starts = 0
 
     @property
     def argv(self) -> list[str]:
@@ -152,7 +159,9 @@ class DevServer:
         return None if self._process is None else self._process.pid
 
     async def start(self) -> None:
-        self.port = free_port()
+        self._starts += 1
+        self._port_taken = False
+        self.port = free_port(self.port + 1 if self.port else FIRST_PORT)
         self._process = await asyncio.create_subprocess_exec(
             sys.executable, "-I", str(GUARD), str(self.project), *self.argv,
             stdin=asyncio.subprocess.PIPE,
@@ -185,7 +194,10 @@ class DevServer:
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                out.write(relayed_line(PREFIX, self._shown(line.rstrip(b"\r"))))
+                if not self.ready.is_set() and any(sign in line for sign in _PORT_TAKEN):
+                    self._port_taken = True
+                if line.strip():  # its blank spacing lines would be bare prefixes
+                    out.write(relayed_line(PREFIX, self._shown(line.rstrip(b"\r"))))
             out.flush()
         if pending:
             out.write(relayed_line(PREFIX, self._shown(pending)))
@@ -193,6 +205,13 @@ class DevServer:
 
     async def _watch(self, process: asyncio.subprocess.Process) -> None:
         code = await process.wait()
+        await asyncio.wait(self._tasks[:1], timeout=1.0)  # its last lines (the reason) are read
+        if self._port_taken and not self._stopping and self._starts < _STARTS:
+            # another program took the port between the check and the dev server's start
+            logger.info("frontend: port %d was taken meanwhile; starting it again", self.port)
+            self._tasks[2].cancel()  # the probe of this start
+            await self.start()
+            return
         self.exit_code = code
         self.exited.set()
         if not self._stopping:

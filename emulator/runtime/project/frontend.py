@@ -107,6 +107,15 @@ def find_frontend(project: Path) -> Frontend | None:
 def missing_tool(project: Path, command: DevCommand) -> str | None:
     """Why ``command`` cannot start (one line naming what to run), or None."""
     program = command.argv[0]
+    words = [word for word in command.argv if word != "npx"]
+    if words[:1] in (["edgeone"], ["makers-store"]) and any(
+        word in ("dev", "serve") for word in words[1:3]
+    ):  # the platform's skill docs say never to: it would start itself
+        return (
+            f"the dev command `{command.shown}` ({command.source}) starts a dev server of "
+            "agents, not a frontend; not started (name the frontend's own, e.g. `vite`, in "
+            "edgeone.json devCommand)"
+        )
     if shutil.which(program) is None:
         hint = "install Node.js (20 or newer)" if program in ("npx", "npm", "node") else (
             f"install {program}"
