@@ -10,6 +10,7 @@ the dev servers' caches (``node_modules/.vite``, ``.next/``) are git-ignored.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ import pytest
 from playwright.sync_api import Browser, sync_playwright
 
 from tests.node.harness import npm_ci
-from tests.serve.harness import Server, serving
+from tests.serve.harness import Server, pid_alive, serving
 from tests.studio.conftest import CHROMIUM, CHROMIUM_ARGS
 
 HERE = Path(__file__).resolve().parent
@@ -57,6 +58,21 @@ def printed_app_url(log: str, port: int) -> str:
     found = re.search(rf"http://[\w.\[\]:-]+:{port}/?", log)
     assert found, f"serve printed no URL on port {port}:\n{log}"
     return found.group(0).rstrip("/") + "/"
+
+
+def processes_in(folder: Path) -> list[str]:
+    """The command lines of the processes whose working directory is in ``folder``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            if Path(cwd).is_relative_to(folder) and pid_alive(int(entry.name)):
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return found
 
 
 def wait_for_the_page(url: str, server: Server) -> None:
@@ -101,4 +117,10 @@ def app(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
         wait_for_the_page(server.base_url + "/", server)
         print(f"{name}: first page in {time.monotonic() - started:.1f}s")
         url = printed_app_url(server.log(), server.port)
+        assert processes_in(project), "no process runs in the project: where is its dev server?"
         yield RunningApp(name, project, server, url, project / heading_path, heading)
+    # the dev server, its workers (Next's, esbuild's) and npx: all gone with serve
+    deadline = time.monotonic() + 10
+    while processes_in(project) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not processes_in(project), f"left running after serve stopped: {processes_in(project)}"
