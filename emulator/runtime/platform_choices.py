@@ -196,3 +196,47 @@ FRONTEND_START_WAIT_S = 60.0
 # - A dev command whose npm packages are missing is not started (npx would
 #   fetch a package of that name from the registry): one line says to run
 #   `npm install`, and the agents are served.
+
+# --- the project's middleware (middleware.js / .ts; runtime/middleware/) ---------------
+# Source for the facts: the platform's CLI, npm ``edgeone`` 1.4.9 (edgeone-dist/cli.js:
+# its dev server's request handler, its middleware builder and runtime wrapper).
+
+#: A middleware that throws (or rejects): the CLI's runtime wrapper catches the
+#: error, logs it and returns "no middleware answer", and its dev server logs
+#: "Middleware execution error" and routes the request as if there were no
+#: middleware (no 500). What the edge does is not documented; we follow the
+#: CLI: True logs the error (with its stack, each time) and the request goes on
+#: unchanged. False would answer 500 instead. Passed to the host.
+MIDDLEWARE_ERROR_GOES_ON = True
+
+# Matching (node/middleware_matcher.mjs, middleware/matching.py): the CLI compiles
+# a path pattern with path-to-regexp 6 "case-insensitive", but keeps only the
+# expression's source and tests ``new RegExp(source)`` without flags, so
+# matching is in fact CASE-SENSITIVE; so is ours. The CLI tests the URL's
+# pathname (dot segments resolved); we test that AND the path as sent, and run
+# the middleware when either is covered (ours: a guard must not be skipped by a
+# path whose dots the routes read differently).
+
+# Loading: a middleware that fails to import or exports no function makes the
+# CLI's dev server log the failure and serve without it, but the platform's
+# build (which bundles it) fails, so nothing is deployed. Ours: serve does not
+# start (one line naming the file, the error above it); on --reload the
+# middleware that was running keeps running (the CLI does the same on a failed
+# rebuild). A project with a middleware and no Node: serve does not start.
+# The host process dying is ours alone: requests it covers wait for it to be
+# started again, then are answered 502; never let through.
+
+# Files: the CLI's build takes middleware.js, middleware.ts, proxy.js, proxy.ts in ./
+# then ./src/; its dev server looks only for the middleware.* names. Ours: all
+# four, as the build does (what the platform runs). Next.js projects (as the CLI
+# detects them): not run, one warning.
+
+# ``context``: ``geo`` is ``{}`` and ``request`` has no body, as in the CLI's dev
+# server; ``clientIp`` is the client's address (the CLI gives "" locally, the
+# edge the client's); ``env`` is what agents get (.env < .env.local < the shell).
+# ``next({headers})`` sets those request headers AND adds them to the response,
+# as the CLI's helper does; ``next({request: {headers}})`` sets only the request's.
+# ``waitUntil(promise)``: the promise runs on, its failure logged (the CLI ignores it).
+#: ``rewrite(url)`` to another origin: the CLI would route a mangled path; the
+#: edge's behaviour is UNKNOWN. Ours: this status, the URL named in the error.
+MIDDLEWARE_REWRITE_ELSEWHERE_STATUS = 502

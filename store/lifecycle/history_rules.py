@@ -92,6 +92,12 @@ REPAIR_APPEND_RESULT = "append-interrupted-result"
 REPAIR_SET_ASIDE_CALL = "set-aside-call"
 #: Delete the later of two exact duplicates.
 REPAIR_DELETE_DUPLICATE = "delete-duplicate"
+#: Each repair in words, as ``doctor`` plans it and the Studio says it.
+REPAIR_WORDS = {
+    REPAIR_APPEND_RESULT: "append a result saying the call was interrupted",
+    REPAIR_SET_ASIDE_CALL: "move the call to metadata.interrupted_tool_calls",
+    REPAIR_DELETE_DUPLICATE: "delete the later copy",
+}
 
 #: Two appends of one message by one run this close (ms) are a duplicate.
 DUPLICATE_WINDOW_MS = 1000
@@ -202,7 +208,7 @@ def result_ids(message: Message) -> list[str]:
     return found
 
 
-def _session_call(item: Any) -> tuple[str, str] | None:
+def session_call(item: Any) -> tuple[str, str] | None:
     """(kind, call_id) of a session item: kind "call" or "output"."""
     if not isinstance(item, Mapping):
         return None
@@ -501,7 +507,7 @@ class HistoryChecker:
                 self._open[call_id] = (message.message_id, shape)
 
     def _session_item(self, message: Message) -> None:
-        pair = _session_call(message.content)
+        pair = session_call(message.content)
         if pair is None:
             return
         kind, call_id = pair

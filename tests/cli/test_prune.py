@@ -5,6 +5,7 @@ operation follows (says what it will delete, asks on a terminal, ``--yes``,
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,11 @@ def test_dry_run_says_what_and_changes_nothing(cli: Cli) -> None:
     run = cli("prune", "--idle-for", "2w", "--dry-run")
     assert run.exit_code == 0
     lines = run.stdout.splitlines()
-    assert lines[0] == "would delete 2 conversations idle for 2w or more, with 3 messages"
+    assert re.fullmatch(
+        r"would delete 2 conversations idle since \d{4}-\d\d-\d\d \d\d:\d\d \(14 days ago\) "
+        r"or longer, with 3 messages",
+        lines[0],
+    ), lines[0]
     assert sorted(lines[1:]) == ["old1", "old2"]
     document = json.loads(cli.ok("prune", "--idle-for", "12h", "--dry-run", "--json"))
     assert document["dry_run"] is True
@@ -57,9 +62,10 @@ def test_dry_run_says_what_and_changes_nothing(cli: Cli) -> None:
 
 def test_without_a_terminal_and_without_yes_it_refuses(cli: Cli) -> None:
     seed(cli.url)
-    run = cli("prune", "--idle-for", "90m")
+    run = cli("prune", "--idle-for", "90min")
     assert run.exit_code == 1
-    assert "did not delete 2 conversations idle for 90m or more" in run.stderr
+    assert "did not delete 2 conversations idle since " in run.stderr
+    assert "(90 minutes ago) or longer" in run.stderr
     assert "no terminal to ask on" in run.stderr
     assert alive(cli.url) == ["fresh", "old1", "old2"]
 
@@ -86,8 +92,13 @@ def test_user_limits_it_to_that_users_conversations(cli: Cli) -> None:
         ([], "pass exactly one of --idle-for"),
         (["--idle-for", "30d", "--checkpoints", "keep-latest"], "pass exactly one of"),
         (["--idle-for", "0d"], "--idle-for must be a positive duration"),
-        (["--idle-for", "30 days"], "--idle-for must be a positive duration"),
+        (["--idle-for", "30 parsecs"], "unknown unit 'parsecs'"),
         (["--idle-for", "-3h"], "--idle-for must be a positive duration"),
+        (["--idle-for", "6m"], "write min for minutes (6min) or mo for months of 30 days (6mo)"),
+        (["--idle-for", "9999999999d"], "--idle-for '9999999999d' is too long: at most 36500d"),
+        (["--idle-for", "99999999999999w"], "--idle-for '99999999999999w' is too long"),
+        (["--idle-for", "9" * 400 + "s"], "is too long"),
+        (["--idle-for", "3y"], "unknown unit 'y'"),
         (["--idle-for", "30d", "--conversation", "c1"], "--conversation goes with --checkpoints"),
         (["--checkpoints", "keep-latest", "--user", "u"], "--user goes with --idle-for"),
         (["--idle-for", "30d", "--user", ""], "--user must not be empty"),
@@ -129,7 +140,11 @@ def test_on_a_terminal_it_asks(tmp_path: Path) -> None:
     seed(url)
     declined = run_on_terminal("--store", url, "prune", "--idle-for", "30d", answer="n\n")
     assert declined.returncode == 1
-    assert "Delete 2 conversations idle for 30d or more, with 3 messages? " in declined.terminal
+    assert re.search(
+        r"Delete 2 conversations idle since \d{4}-\d\d-\d\d \d\d:\d\d \(30 days ago\) or "
+        r"longer, with 3 messages\? ",
+        declined.terminal,
+    ), declined.terminal
     assert alive(url) == ["fresh", "old1", "old2"]
     accepted = run_on_terminal("--store", url, "prune", "--idle-for", "30d", answer="y\n")
     assert accepted.returncode == 0, accepted.terminal

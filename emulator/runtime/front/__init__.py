@@ -13,6 +13,8 @@ frontend (:mod:`.frontend`): its dev server (:mod:`.devserver`, run under
 whenever serve stops, even killed), WebSocket upgrades spliced to it as raw
 bytes (:mod:`.upgrade`), or a built site's files. ``runtime/server.py`` puts
 these together when serve starts.
+A project's middleware runs before all of it, in the ``middleware/`` room
+(its own Node process; the app calls its step first).
 
 Nothing here imports project code (the frontend's dev server is another
 process, reached over HTTP like the workers) or a worker's modules: the front reaches a
