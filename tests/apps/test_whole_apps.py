@@ -132,3 +132,19 @@ def test_an_edited_frontend_file_reaches_the_open_page(app: RunningApp, page: Pa
         assert replies(page) == ['Turn 1: you said "before the edit".']
     finally:
         app.heading_file.write_text(original, encoding="utf-8")
+
+
+@pytest.mark.parametrize("app", ["vite-react-node"], indirect=True)
+def test_the_middleware_guards_the_agents_and_not_the_page(app: RunningApp) -> None:
+    # middleware.ts, as an auth template's: its matcher names the agents' routes only
+    with app.server.client() as client:
+        page = client.get("/")
+        assert page.status_code == 200 and '<div id="root">' in page.text
+        for path, body in [("/chat", {"message": "hi"}), ("/stop", {"conversation_id": "mw"}),
+                           ("/history", {"conversation_id": "mw"})]:
+            refused = client.post(path, json=body, headers={"makers-conversation-id": "mw"})
+            assert refused.status_code == 401, (path, refused.text)
+            assert refused.json() == {"error": "sign in first"}
+        signed_in = client.post("/history", json={"conversation_id": "mw"},
+                                headers={"cookie": "session=s-42"})
+        assert signed_in.json() == {"messages": [], "session": "s-42"}  # next({headers})

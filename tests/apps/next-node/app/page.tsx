@@ -41,14 +41,19 @@ export default function ChatPage() {
 
   useEffect(() => {
     conversation.current = keptConversationId();
+    // React runs an effect twice in development: only the last one's answer is shown
+    let current = true;
     fetch('/history', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify({ conversation_id: conversation.current }),
     })
       .then((response) => response.json())
-      .then((data) => { setMessages(data.messages); setStatus('ready'); })
-      .catch((error) => setStatus(String(error)));
+      .then((data) => {
+        if (current) { setMessages(data.messages); setStatus('ready'); }
+      })
+      .catch((error) => { if (current) setStatus(String(error)); });
+    return () => { current = false; };
   }, []);
 
   const appendToReply = (text: string) => setMessages((shown) => {
@@ -58,7 +63,7 @@ export default function ChatPage() {
 
   async function send() {
     const message = draft.trim();
-    if (message === '' || status === 'streaming') return;
+    if (message === '' || !['ready', 'done', 'stopped'].includes(status)) return;
     setDraft('');
     setMessages((shown) => [...shown, { role: 'user', content: message },
       { role: 'assistant', content: '' }]);

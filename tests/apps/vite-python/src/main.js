@@ -60,7 +60,7 @@ input.addEventListener('keydown', (event) => {
   if (event.key !== 'Enter' || event.shiftKey) return;
   event.preventDefault();
   const message = input.value.trim();
-  if (!message || status.textContent === 'streaming') return;
+  if (!message || !['ready', 'done', 'stopped'].includes(status.textContent)) return;
   input.value = '';
   send(message).catch((error) => setStatus(String(error)));
 });

@@ -9,15 +9,19 @@ export function App() {
   const [status, setStatus] = useState('loading');
 
   useEffect(() => {
+    // React runs an effect twice in development: only the last one's answer is shown
+    let current = true;
     loadHistory(id).then((earlier) => {
+      if (!current) return;
       setMessages(earlier);
       setStatus('ready');
-    }, (error) => setStatus(String(error)));
+    }, (error) => current && setStatus(String(error)));
+    return () => { current = false; };
   }, [id]);
 
   async function send() {
     const message = draft.trim();
-    if (!message || status === 'streaming') return;
+    if (!message || status !== 'ready' && status !== 'done' && status !== 'stopped') return;
     setDraft('');
     setMessages((shown) => [...shown, { role: 'user', content: message },
       { role: 'assistant', content: '' }]);

@@ -8,5 +8,7 @@ export async function onRequestPost(context: any): Promise<Response> {
   const messages = await context.agent.store.getMessages({ conversationId, limit: 100, order: 'asc' });
   return Response.json({
     messages: messages.map((m: { role: string; content: string }) => ({ role: m.role, content: m.content })),
+    // set by middleware.ts from the session cookie
+    session: context.request.headers.get('x-session'),
   });
 }
