@@ -12,10 +12,12 @@ interface ChatBody {
 const WORD_PAUSE_MS = 30;
 const COUNT_PAUSE_MS = 150;
 
+/** Waits `ms`, or less if the run is stopped meanwhile. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    const stopped = () => { clearTimeout(timer); resolve(); };
+    const timer = setTimeout(() => { signal.removeEventListener('abort', stopped); resolve(); }, ms);
+    signal.addEventListener('abort', stopped, { once: true });
   });
 }
 
