@@ -48,6 +48,10 @@ from .programs import (
 )
 
 
+class ChangedSinceRead(MemoryConflictError):
+    """An append with ``expected`` found the conversation changed (nothing written)."""
+
+
 @dataclass(slots=True)
 class NewMessage:
     """One append_message call; ``written`` remembers, across retries of the
@@ -66,6 +70,11 @@ class NewMessage:
     client_id: str | None = None
     #: the etag of an alias found ahead of meta by the previous attempt
     ahead: str | None = None
+    #: (next_seq, message_count) meta must still show for the append to go
+    #: ahead (None: any): a caller that decided to append from what it read
+    #: (the history doctor) appends onto exactly that, or gets
+    #: MemoryConflictError and nothing is written
+    expected: tuple[int, int] | None = None
     written: list[int] = field(default_factory=list)
 
 
@@ -137,6 +146,7 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
         else:  # written into a conversation that was deleted meanwhile
             yield from delete(blob.key, if_match=blob.etag)
             new.written.remove(seq)
+    _check_expected(new, record)
     if record is None:
         record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
     elif record.message_count >= MAX_MESSAGES:
@@ -197,6 +207,7 @@ def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[st
         if new.ahead != alias.etag:
             new.ahead = alias.etag
             raise PreconditionFailedError(alias_key)
+    _check_expected(new, record)
     if record is None:
         record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
     elif record.message_count >= MAX_MESSAGES:
@@ -220,6 +231,20 @@ def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[st
     new.written.append(seq)
     yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
     return mid
+
+
+def _check_expected(new: NewMessage, record: ConversationRecord | None) -> None:
+    """MemoryConflictError unless meta is as ``new.expected`` says (checked
+    before anything is written; the commit is if-match on the meta checked,
+    so the append lands exactly on what its caller read)."""
+    if new.expected is None:
+        return
+    seen = (0, 0) if record is None else (record.next_seq, record.message_count)
+    if seen != new.expected:
+        raise ChangedSinceRead(
+            f"conversation_id {new.conversation_id!r} changed since it was read "
+            f"(messages appended or deleted)"
+        )
 
 
 def _drop_orphans(
