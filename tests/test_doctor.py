@@ -578,6 +578,20 @@ def found_dict_shape(store: makers_store.SyncContextStore) -> bool:
     return True
 
 
+def _arrive_at(step: int, blobs: Any, store: ContextStore) -> Any:
+    """A hook that stores call w1's real result at the ``step``-th step."""
+    seen = 0
+
+    async def arrive() -> None:
+        nonlocal seen
+        seen += 1
+        if seen == step + 1:
+            blobs.hook = None
+            await store.append_message("c1", "tool", "sunny", {"tool_call_id": "w1"})
+
+    return arrive
+
+
 @pytest.mark.parametrize("kind", ["stepwise", "atomic"])
 async def test_a_result_stored_at_any_step_of_the_repair_is_never_answered_twice(
     kind: str,
@@ -612,16 +626,7 @@ async def test_a_result_stored_at_any_step_of_the_repair_is_never_answered_twice
         store = ContextStore(blobs, clock=FixedClock())
         await store.append_message("c1", "assistant", "", {"tool_calls": [call("w1")]})
         (found,) = await findings(store)
-        seen = 0
-
-        async def arrive() -> None:
-            nonlocal seen
-            seen += 1
-            if seen == step + 1:
-                blobs.hook = None
-                await store.append_message("c1", "tool", "sunny", {"tool_call_id": "w1"})
-
-        blobs.hook = arrive
+        blobs.hook = _arrive_at(step, blobs, store)
         done = await doctor.repair_finding(store, found)
         arrived = blobs.hook is None
         blobs.hook = None

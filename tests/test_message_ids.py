@@ -349,3 +349,115 @@ async def test_eight_processes_append_the_same_ids(kind: str, tmp_path: Path) ->
                 assert len(oks) == 1 and mine[0].content == f"w{oks[0]}-{i}"
         meta = await store.get_conversation("shared")
         assert meta is not None and meta.message_count == len(messages)
+
+
+async def test_a_batch_whose_later_id_conflicts_leaves_nothing(store: ContextStore) -> None:
+    """Issue 35: on S3 (and without transactions) the items before the
+    conflicting one stayed stored (56 of 56 losing batches)."""
+    await store.append_message("c", "user", "taken", message_id="held")
+    with pytest.raises(MemoryConflictError, match="held"):
+        await store.append_messages(
+            "c",
+            [
+                {"role": "user", "content": "first", "message_id": "fresh"},
+                {"role": "user", "content": "second"},
+                {"role": "user", "content": "other", "message_id": "held"},
+            ],
+        )
+    assert [m.content for m in await store.get_messages("c")] == ["taken"]
+    assert await store.get_message("c", "fresh") is None
+    # the same call with the held one's own message: the rest is added, once
+    items = [
+        {"role": "user", "content": "first", "message_id": "fresh"},
+        {"role": "user", "content": "taken", "message_id": "held"},
+    ]
+    ids = await store.append_messages("c", items)
+    assert ids == ["fresh", "held"] and await store.append_messages("c", items) == ids
+    assert [m.content for m in await store.get_messages("c")] == ["taken", "first"]
+
+
+async def test_racing_batches_of_shared_ids_are_all_or_nothing_without_transactions() -> None:
+    """Batches and single appends interleaved step by step, their caller ids
+    overlapping: every id ends on one message; a batch that returned is
+    there whole, one that conflicted left nothing of its own."""
+    store, _ = open_on(MemoryMap())
+
+    async def writer(n: int) -> list[tuple[str, list[str]]]:
+        outcomes = []
+        for i in range(6):
+            batch = [
+                {"role": "user", "content": f"w{n}-{i}-a", "message_id": f"own-{n}-{i}"},
+                {"role": "user", "content": "shared", "message_id": f"shared-{i}"},
+                {"role": "user", "content": f"w{n}-{i}-gen"},
+                {"role": "user", "content": f"w{n}", "message_id": f"contended-{i}"},
+            ]
+            try:
+                await store.append_messages("c", batch)
+                outcomes.append(("ok", [f"w{n}-{i}-a", f"w{n}-{i}-gen"]))
+            except MemoryConflictError:
+                outcomes.append(("conflict", [f"w{n}-{i}-a", f"w{n}-{i}-gen"]))
+            await store.append_message("c", "assistant", f"w{n}-single-{i}")
+        return outcomes
+
+    results = await asyncio.gather(*(writer(n) for n in range(4)))
+    messages = await all_messages(store, "c")
+    ids = [m.message_id for m in messages]
+    assert len(ids) == len(set(ids))
+    contents = [m.content for m in messages]
+    for outcomes in results:
+        for outcome, own in outcomes:
+            assert all(contents.count(c) == (1 if outcome == "ok" else 0) for c in own), (
+                outcome,
+                own,
+            )
+    for i in range(6):  # one writer's batch holds contended-i, and only theirs went in
+        winner = (await store.get_message("c", f"contended-{i}")).content  # type: ignore[union-attr]
+        n = int(winner[1:])
+        assert results[n][i][0] == "ok"
+        assert [w for w in range(4) if results[w][i][0] == "ok"] == [n]
+    meta = await store.get_conversation("c")
+    assert meta is not None and meta.message_count == len(messages)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", SHARED_BACKENDS)
+async def test_a_batch_writer_killed_anywhere_leaves_each_batch_all_or_nothing(
+    kind: str, tmp_path: Path
+) -> None:
+    """Issue 35: a SIGKILL mid-call left a stored prefix of the batch on S3
+    (5 of 12 kills). Killed a dozen times at random moments, with another
+    writer appending after each kill, every batch is there whole or not at all."""
+    import os
+    import random
+    import signal
+
+    url = backend_url(kind, tmp_path)
+    rng = random.Random(35)
+    acknowledged: dict[str, int] = {}
+    kills = 12 if kind != "s3" else 6
+    async with makers_store.open_store(url) as store:
+        for kill in range(kills):
+            proc = worker("batches", url, "c", f"k{kill}")
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "0", proc.stderr
+            await asyncio.sleep(rng.uniform(0.0, 0.2))
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            printed = proc.stdout.read().split()
+            acknowledged[f"k{kill}"] = max([0, *(int(line) for line in printed)])
+            proc.stdout.close()
+            if proc.stderr:
+                proc.stderr.close()
+            await store.append_message("c", "user", f"after kill {kill}")  # finds what is left
+        await store.append_messages("c", [{"role": "user", "content": "last"}] * 2)
+        messages = await all_messages(store, "c")
+    contents = [m.content for m in messages]
+    for tag, last in acknowledged.items():
+        for i in range(last + 3):
+            count = contents.count(f"{tag}-{i}")
+            assert count in (0, 3), (tag, i, count)
+            assert count == 3 or i > last, (tag, i)
+            if count:
+                at = contents.index(f"{tag}-{i}")
+                assert contents[at : at + 3] == [f"{tag}-{i}"] * 3
+    assert len({m.message_id for m in messages}) == len(messages)
