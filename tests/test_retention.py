@@ -582,3 +582,41 @@ async def test_a_prune_killed_anywhere_leaves_whole_or_gone(
         assert len(again.conversation_ids) == list(shapes.values()).count("whole")
         assert [c async for c in store.iter_conversations()] == []
         assert (await store.admin.check_index()).ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", SHARED_BACKENDS)
+async def test_index_check_is_clean_after_a_prune_killed_a_dozen_times_among_writers(
+    kind: str, tmp_path: Path
+) -> None:
+    """Issue 35: after prunes killed among racing writers, `index check` kept
+    reporting entries of conversations that no longer exist through any
+    number of CLI prunes. A prune with a plan, as the CLI runs it, leaves the
+    index clean, and every conversation is whole, new or gone."""
+    url = backend_url(kind, tmp_path)
+    count = 24
+    await _seed_idle(url, count)
+    rng = random.Random(35)
+    writers = [worker("touch", url, "p", str(count), "6", str(seed)) for seed in range(2)]
+    for _ in range(12 if kind != "s3" else 6):
+        proc = worker("prune", url, "3600")
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        await asyncio.sleep(rng.uniform(0.0, 0.1 if kind != "s3" else 0.4))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        if proc.stderr:
+            proc.stderr.close()
+    for proc in writers:
+        proc.communicate(timeout=240)
+        assert proc.returncode == 0
+    async with open_store(url) as store:
+        for n in range(count):
+            assert await _whole_or_gone(store, f"p{n}", 3) in ("whole", "new", "gone")
+        plan = await store.admin.prune_conversations(timedelta(hours=1), dry_run=True)
+        await store.admin.prune_conversations(
+            timedelta(hours=1), conversation_ids=plan.conversation_ids
+        )
+        check = await store.admin.check_index()
+        assert check.ok, check.drift
