@@ -535,12 +535,12 @@ def _settle(
             )
         record.batch = None
         yield from save_meta(cid, record, etag)
-    record, etag = yield from load_live_meta(cid)
-    if record is not None and record.batch is not None:  # yet another: next attempt
+    current, etag = yield from load_live_meta(cid)
+    if current is not None and current.batch is not None:  # yet another: next attempt
         raise PreconditionFailedError(
             f"conversation {cid!r} has a batch of appends in flight", key=meta_key(cid)
         )
-    return record, etag
+    return current, etag
 
 
 def _commit_intent(
