@@ -33,6 +33,7 @@ from typing import Any
 from . import keys, validate
 from .blob import Capabilities
 from .blob_ops import (
+    Blob,
     BlobInfo,
     DeleteMany,
     Op,
@@ -617,18 +618,29 @@ def _append_batch(news: list[NewMessage], caps: Capabilities) -> Program[list[st
         etag = yield from save_meta(cid, record, etag)  # the intent
     assert record is not None
     gen = record.generation
+    owed: list[tuple[str, int, Blob | None]] = []  # aliases to point at this batch
     for index, seq in plan.slots.items():
         client_id = news[index].client_id
         if client_id is not None:
             alias_key = keys.alias_key(cid, client_id, gen)
             alias = yield from get(alias_key)
             if alias is None or keys.decode_alias(alias.data) != seq:
-                yield from put(
-                    alias_key,
-                    keys.encode_alias(seq),
-                    if_match=None if alias is None else alias.etag,
-                    if_none_match=alias is None,
-                )
+                owed.append((alias_key, seq, alias))
+    if owed:
+        # Meta read after the aliases: while it holds this intent, no append
+        # of these ids has committed since the plan checked them, so each
+        # alias read is stale or a leftover; one written later (after another
+        # appender removed the intent) makes the if-match below fail.
+        current, _ = yield from load_meta(cid)
+        if not _own(current, lead):
+            raise PreconditionFailedError(f"conversation {cid!r} changed", key=meta_key(cid))
+    for alias_key, seq, alias in owed:
+        yield from put(
+            alias_key,
+            keys.encode_alias(seq),
+            if_match=None if alias is None else alias.etag,
+            if_none_match=alias is None,
+        )
     for index, seq in plan.slots.items():
         new = news[index]
         mid = new.client_id or keys.message_id(seq, new.suffix)

@@ -8,13 +8,17 @@ the same ids at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import makers_store
 from makers_store import (
@@ -26,6 +30,7 @@ from makers_store import (
 from makers_store.emulator.memory import MemoryMap
 from tests.backends import SHARED_BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, copy, open_on
+from tests.test_fork import Interleaving
 from tests.test_multiprocess import all_messages, finish, worker
 
 
@@ -461,3 +466,111 @@ async def test_a_batch_writer_killed_anywhere_leaves_each_batch_all_or_nothing(
                 at = contents.index(f"{tag}-{i}")
                 assert contents[at : at + 3] == [f"{tag}-{i}"] * 3
     assert len({m.message_id for m in messages}) == len(messages)
+
+
+BATCH_RACE = st.lists(
+    st.tuples(
+        st.integers(0, 60),
+        st.sampled_from(["same id", "same id, other content", "append", "delete", "kill"]),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(actions=BATCH_RACE)
+def test_a_batch_with_caller_ids_is_all_or_nothing_whatever_writes_between_its_steps(
+    actions: list[tuple[int, str]],
+) -> None:
+    """Another writer acts between chosen operations of an append_messages
+    call with caller ids, on a backend without transactions: it appends one
+    of the batch's ids (with the batch's content or another), appends or
+    deletes a message, or the batch's writer dies there. The batch is then
+    there whole, or (a conflict, a death) not at all, and each id is held
+    once."""
+    asyncio.run(_batch_race(actions))
+
+
+async def _batch_race(actions: list[tuple[int, str]]) -> None:
+    from makers_store.blob_ops import Op
+    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+
+    class Stepped(StepwiseMemoryBlobStore):
+        interleaving: Interleaving | None = None
+        die_at: int | None = None
+        steps = 0
+
+        async def execute(self, op: Op) -> Any:
+            if self.die_at is not None and self.steps >= self.die_at:
+                raise Crash
+            self.steps += 1
+            if self.interleaving is not None:
+                await self.interleaving.between()
+            return await super().execute(op)
+
+    data = MemoryMap()
+    batcher = makers_store.ContextStore(Stepped(data))
+    writer = makers_store.ContextStore(StepwiseMemoryBlobStore(data))
+    await writer.append_message("c", "user", "before")
+    batch = [
+        {"role": "user", "content": "q", "message_id": "id-q"},
+        {"role": "assistant", "content": "a"},
+        {"role": "tool", "content": "t", "message_id": "id-t"},
+    ]
+    conflicted = False
+
+    def act(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            nonlocal conflicted
+            if name == "same id":
+                with contextlib.suppress(MemoryConflictError):  # held with other content
+                    await writer.append_message("c", "tool", "t", message_id="id-t")
+            elif name == "same id, other content":
+                try:
+                    await writer.append_message("c", "tool", "other", message_id="id-t")
+                    conflicted = True
+                except MemoryConflictError:  # the batch's, or the other writer's, holds it
+                    pass
+            elif name == "append":
+                await writer.append_message("c", "user", "between")
+            elif name == "delete":
+                others = [
+                    m.message_id
+                    for m in await writer.get_messages("c", limit=100)
+                    if m.content in ("before", "between")
+                ]
+                if others:  # never the batch's own: what is asserted on below
+                    await writer.delete_message("c", others[0])
+
+        return run
+
+    blobs = batcher.blobs
+    assert isinstance(blobs, Stepped)
+    kills = [step for step, name in actions if name == "kill"]
+    blobs.die_at = min(kills) if kills else None
+    others = sorted((step, name) for step, name in actions if name != "kill")
+    blobs.interleaving = Interleaving([act(n) for _, n in others], [s for s, _ in others])
+    try:
+        await batcher.append_messages("c", batch)
+        outcome = "ok"
+    except MemoryConflictError:
+        outcome = "conflict"
+    except Crash:
+        outcome = "killed"
+    blobs.interleaving, blobs.die_at = None, None
+    await writer.append_message("c", "user", "after")  # finds whatever is left
+    await writer.append_messages("c", [{"role": "user", "content": "then"}] * 2)
+    messages = await all_messages(writer, "c")
+    contents = [m.content for m in messages]
+    ids = [m.message_id for m in messages]
+    assert len(ids) == len(set(ids))
+    assert ids.count("id-q") <= 1 and ids.count("id-t") <= 1
+    if outcome == "ok":
+        assert contents.count("q") == 1 and contents.count("a") == 1
+        assert (await writer.get_message("c", "id-q")).content == "q"  # type: ignore[union-attr]
+    elif outcome == "conflict":
+        assert conflicted and "q" not in contents and "a" not in contents
+    else:
+        assert contents.count("q") == contents.count("a") <= 1
+    meta = await writer.get_conversation("c")
+    assert meta is not None and meta.message_count == len(messages)
