@@ -51,9 +51,11 @@ The LangGraph thread. ``up_to=None`` copies every checkpoint; with
 ``up_to``, the checkpoints made at or before that message's ``created_at``
 (a LangGraph checkpoint id is a UUIDv6, which carries its time), each with
 its pending writes, which holds the complete parent chain DeltaChannel needs.
-Until the commit, the checkpointer (which reads no meta) already sees the
-copied checkpoints under the new id; a fork cut short leaves them, hidden
-from the store's readers, until the next write to the id removes them.
+Until the commit, the checkpointer already sees the copied checkpoints under
+the new id on SQLite, PostgreSQL and memory (it reads no meta there); on
+object storage it reads meta first and sees nothing while the id is
+reserved. A fork cut short leaves them, hidden from the store's readers,
+until the next write to the id removes them.
 
 What is not copied: Claude transcripts (a session is its own UUID, not a
 fork), links, OpenAI sessions' own items beyond the messages, the recency

@@ -4,6 +4,7 @@ operation follows (says what it will delete, asks on a terminal, ``--yes``,
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from pathlib import Path
@@ -150,3 +151,40 @@ def test_on_a_terminal_it_asks(tmp_path: Path) -> None:
     assert accepted.returncode == 0, accepted.terminal
     assert "deleted 2 conversations with 3 messages" in accepted.terminal
     assert alive(url) == ["fresh"]
+
+
+def _cut_short(url: str, cid: str, *, users_too: bool) -> None:
+    """Remove conversation ``cid`` as a removal killed before its last step
+    leaves it: every key but its recency index entry (and, ``users_too``,
+    its per-user entries: rows deleted by hand)."""
+
+    async def remove() -> None:
+        async with makers_store.open_store(url) as store:
+            for info in await store.blobs.list():
+                mine = info.key.endswith("/" + cid) or info.key.startswith(f"c/{cid}/")
+                if mine and not info.key.startswith(("i/all/", "i/u/" if users_too else "i/all/")):
+                    await store.blobs.delete(info.key)
+
+    asyncio.run(remove())
+
+
+def test_index_entries_that_point_at_nothing_are_removed(cli: Cli) -> None:
+    """A removal cut short leaves index entries without their conversation
+    (issue 35: `index check` stayed at exit 1 through any number of CLI
+    prunes, whose plan names conversations only): the prune removes the
+    recency entries older than its cutoff, `index rebuild` every one."""
+    seed(cli.url)
+    _cut_short(cli.url, "old2", users_too=False)
+    assert cli("index", "check").exit_code == 1
+    run = cli("prune", "--idle-for", "30d", "--yes")
+    assert run.exit_code == 0, run.stderr
+    assert run.stderr == "deleted 1 conversation with 2 messages\n"
+    assert cli("index", "check").exit_code == 0
+    assert alive(cli.url) == ["fresh"]
+
+    seed(cli.url)
+    _cut_short(cli.url, "old1", users_too=True)  # its rows deleted by hand
+    cli("prune", "--idle-for", "30d", "--yes")
+    assert "stale" in cli("index", "check").stdout  # u1's entry: no prune walks it here
+    assert cli("index", "rebuild").exit_code == 0
+    assert cli("index", "check").exit_code == 0
