@@ -154,13 +154,22 @@ def _own_words(exc: click.exceptions.UsageError) -> str | None:
     return None
 
 
+class BadValue(click.exceptions.BadParameter):
+    """A value the CLI's own check (cli/app.py's PlainValue) refused:
+    ``given`` is what was typed."""
+
+    def __init__(self, given: Any, **kwargs: Any) -> None:
+        super().__init__(f"{given!r} is not a valid value", **kwargs)
+        self.given = given
+
+
 def _bad_value(exc: click.exceptions.BadParameter) -> str | None:
     param = exc.param
     assert param is not None
+    found: list[dict[str, Any]] = [{"input": exc.given}] if isinstance(exc, BadValue) else []
     errors = getattr(exc.__cause__, "errors", None)  # pydantic's ValidationError
-    if not callable(errors):
-        return None
-    found = errors()
+    if callable(errors):
+        found = errors()
     if not found or "input" not in found[0]:
         return None
     given = found[0]["input"]
@@ -183,7 +192,9 @@ def _bad_value(exc: click.exceptions.BadParameter) -> str | None:
         noun = "a whole number" if kind is int else "a number"
         try:
             number = kind(given)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
+            return f"{name} must be {noun}; got {shown}"
+        if number != number:  # nan
             return f"{name} must be {noun}; got {shown}"
         if info.min is not None and number < info.min:
             return f"{name} must be at least {info.min}; got {shown}"

@@ -454,8 +454,7 @@ def show_command(
     "update",
     epilog=examples(
         'makers-store msg update c_42 msg_0000000003_ab12cd34ef --content "fixed typo"',
-        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta rating=5",
-        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta draft=null",
+        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta rating=5 --meta draft=null",
     ),
 )
 def update_command(

@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+#: The release (pyproject.toml reads it from here).
+__version__ = "0.1.0"
+
 if TYPE_CHECKING:
     from .admin import StoreAdmin
     from .api import ContextStore
