@@ -54,7 +54,7 @@ MessageId = Annotated[
 ]
 Content = Annotated[
     str | None,
-    typer.Option("--content", "-c", metavar="TEXT", help="Text content ('-' reads stdin)."),
+    typer.Option("--content", metavar="TEXT", help="Text content ('-' reads stdin)."),
 ]
 ContentJson = Annotated[
     str | None,

@@ -27,11 +27,11 @@ _makers_store_options() {
         "conv window") echo '--last -n --as --json --store --debug -h --help' ;;
         "conv summarize") echo '--until --summary --json --store --debug -h --help' ;;
         "msg") echo '-h --help' ;;
-        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --tool-call-id --user -u --id --json --store --debug -h --help' ;;
+        "msg append") echo '--role -r --content --content-json --content-file --meta -m --tool-call-id --user -u --id --json --store --debug -h --help' ;;
         "msg list") echo '--since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
         "msg search") echo '--conversation -c --user -u --role -r --since --until --limit -n --all -a --format --json --store --debug -h --help' ;;
         "msg show") echo '--json --store --debug -h --help' ;;
-        "msg update") echo '--content -c --content-json --content-file --meta -m --replace-meta --clear-meta --json --store --debug -h --help' ;;
+        "msg update") echo '--content --content-json --content-file --meta -m --replace-meta --clear-meta --json --store --debug -h --help' ;;
         "msg delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "msg tail") echo '--lines -n --follow -f --interval --json --store --debug -h --help' ;;
         "state") echo '-h --help' ;;
@@ -93,7 +93,6 @@ _makers_store_value() {
         "msg append|--role") echo 'choices:user assistant system tool' ;;
         "msg append|-r") echo 'choices:user assistant system tool' ;;
         "msg append|--content") echo 'any' ;;
-        "msg append|-c") echo 'any' ;;
         "msg append|--content-json") echo 'any' ;;
         "msg append|--content-file") echo 'file' ;;
         "msg append|--meta") echo 'any' ;;
@@ -126,7 +125,6 @@ _makers_store_value() {
         "msg search|--store") echo 'file' ;;
         "msg show|--store") echo 'file' ;;
         "msg update|--content") echo 'any' ;;
-        "msg update|-c") echo 'any' ;;
         "msg update|--content-json") echo 'any' ;;
         "msg update|--content-file") echo 'file' ;;
         "msg update|--meta") echo 'any' ;;

@@ -35,7 +35,7 @@ def test_show_and_list_name_state_only_conversations(tmp_path: Path) -> None:
         ["conversation", "state", "entries"],
         ["s1", "2"],
     ]
-    run_process("--store", url, "msg", "append", "c1", "-r", "user", "-c", "hi")
+    run_process("--store", url, "msg", "append", "c1", "-r", "user", "--content", "hi")
     run_process("--store", url, "state", "set", "s0", "k", "1")
     two = json.loads(
         run_process("--store", url, "conv", "list", "--state-only", "--json", "-n", "1").stdout

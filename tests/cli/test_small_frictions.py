@@ -1,0 +1,72 @@
+"""The smaller frictions a newcomer met (issue 32, item 8), each run as a
+user runs it: the installed ``makers-store`` in a subprocess, through pipes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import makers_store
+from tests.cli.conftest import make_store, run_process
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> str:
+    url = make_store(f"sqlite:///{tmp_path}/s.db")
+    with makers_store.open_sync_store(url) as store:
+        store.append_message("c1", "user", "hello", user_id="u1")
+    return url
+
+
+def test_state_set_of_bare_text_shows_the_quoting(url: str) -> None:
+    run = run_process("--store", url, "state", "set", "c1", "name", "hello")
+    assert run.returncode == 2
+    assert run.stderr == (
+        "error: VALUE must be JSON; for the text 'hello' write it as a JSON string: "
+        "makers-store state set c1 name '\"hello\"'\n"
+    )
+    assert run_process("--store", url, "state", "set", "c1", "name", '"hello"').returncode == 0
+    with makers_store.open_sync_store(url) as store:
+        assert store.bind("c1").state.get("name") == "hello"
+
+
+def test_a_missing_role_is_one_line(url: str) -> None:
+    run = run_process("--store", url, "msg", "append", "c1", "--content", "x")
+    assert run.returncode == 2
+    assert run.stderr == (
+        "error: missing --role: one of user, assistant, system, tool "
+        "(see 'makers-store msg append --help')\n"
+    )
+
+
+def test_errors_use_the_command_lines_words_not_the_apis(url: str) -> None:
+    for args, said in [
+        (("conv", "fork", "c1", ""), "error: NEW must not be empty\n"),
+        (("conv", "fork", "c1", "c1"), "error: NEW must differ from SRC (both 'c1')\n"),
+        (("msg", "show", "", "m"), "error: conversation id must not be empty\n"),
+    ]:
+        run = run_process("--store", url, *args)
+        assert run.returncode == 2 and run.stderr == said, (args, run.stderr)
+        assert not re.search(r"\b(new_id|source_id|conversation_id)\b", run.stderr)
+
+
+def test_blob_and_index_tables_have_headers(url: str) -> None:
+    blobs = run_process("--store", url, "blob", "ls").stdout.splitlines()
+    assert blobs[0].split() == ["size", "updated", "etag", "key"]
+    assert any(line.endswith("c/c1/meta") for line in blobs[1:])
+    entries = run_process("--store", url, "index", "ls").stdout.splitlines()
+    assert entries[0].split() == ["index", "last", "message", "conversation", "[state]"]
+    assert len(entries) == 3  # the recency index and u1's
+
+
+def test_vacuum_reports_its_sizes_in_one_unit(url: str) -> None:
+    run = run_process("--store", url, "vacuum")
+    assert run.returncode == 0
+    rows = dict(line.split(None, 1) for line in run.stdout.splitlines())
+    units = {rows[label].split()[-1] for label in ("before", "after", "reclaimed")}
+    assert units == {"KB"}, rows
+    document = json.loads(run_process("--store", url, "vacuum", "--json").stdout)
+    assert document["bytes_before"] >= document["bytes_after"]
