@@ -70,3 +70,14 @@ def test_vacuum_reports_its_sizes_in_one_unit(url: str) -> None:
     assert units == {"KB"}, rows
     document = json.loads(run_process("--store", url, "vacuum", "--json").stdout)
     assert document["bytes_before"] >= document["bytes_after"]
+
+
+def test_msg_list_says_how_many_more(url: str) -> None:
+    with makers_store.open_sync_store(url) as store:
+        store.append_messages("c1", [{"role": "user", "content": f"m{n}"} for n in range(11)])
+    run = run_process("--store", url, "msg", "list", "c1", "-n", "2")
+    assert run.returncode == 0
+    edge = re.fullmatch(r"10 more: --after (msg_\S+) or --all\n", run.stderr)
+    assert edge, run.stderr
+    rest = run_process("--store", url, "msg", "list", "c1", "--after", edge.group(1), "-n", "9")
+    assert rest.stderr.startswith("more: --after ") and rest.stderr.endswith(" or --all\n")
