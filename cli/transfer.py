@@ -215,6 +215,41 @@ def _dry_run_import(ctx: typer.Context, path: Path, label: str, *, as_json: bool
     confirmed(plan, yes=False, dry_run=True, as_json=as_json)
 
 
+#: What each line of an export is (makers_store.transfer's format).
+EXPORT_RECORDS = frozenset({"header", "conversation", "message", "state", "adapter", "blob"})
+
+
+def check_export(path: Path, label: str) -> None:
+    """Refuse a file that is not an export before reading it through: its first
+    line is neither the export's header nor one of its records (a file from
+    another tool, a JSON document, the wrong file). Line-by-line errors of a
+    real export are the library's (they name the line)."""
+    import json
+
+    from .errors import UsageProblem
+
+    with path.open("rb") as handle:
+        first = handle.readline(1 << 20).strip()
+        while not first:
+            line = handle.readline(1 << 20)
+            if not line:
+                return  # blank lines only: the library says the file holds nothing
+            first = line.strip()
+    try:
+        record = json.loads(first)
+    except ValueError:
+        what = "not JSON"
+    else:
+        if isinstance(record, dict) and record.get("type") in EXPORT_RECORDS:
+            return
+        what = "JSON, but no export record (no known 'type')"
+    raise UsageProblem(
+        f"{label} is not a makers-store export: its first line is {what}; an export "
+        'starts with {"type":"header","format":"makers-store-export",...} '
+        "(makers-store export writes one)"
+    )
+
+
 def import_command(
     ctx: typer.Context,
     file: Annotated[
@@ -249,6 +284,7 @@ def import_command(
             with path.open("rb") as handle:
                 yield from handle
 
+        check_export(path, _label(file))
         if dry_run:
             _dry_run_import(ctx, path, _label(file), as_json=as_json)
         try:

@@ -81,3 +81,22 @@ def test_msg_list_says_how_many_more(url: str) -> None:
     assert edge, run.stderr
     rest = run_process("--store", url, "msg", "list", "c1", "--after", edge.group(1), "-n", "9")
     assert rest.stderr.startswith("more: --after ") and rest.stderr.endswith(" or --all\n")
+
+
+def test_importing_a_file_that_is_not_an_export_says_so(url: str, tmp_path: Path) -> None:
+    before = run_process("--store", url, "export").stdout
+    for name, text, what in [
+        ("notes.txt", "hello\n", "not JSON"),
+        ("data.json", '{"a": 1}\n', "JSON, but no export record (no known 'type')"),
+    ]:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        for extra in ((), ("--dry-run",)):
+            run = run_process("--store", url, "import", str(path), "--yes", *extra)
+            assert run.returncode == 2
+            assert run.stderr.startswith(
+                f"error: {path} is not a makers-store export: its first line is {what}; "
+            ), run.stderr
+    piped = run_process("--store", url, "import", "-", "--yes", input="[1, 2]\n")
+    assert piped.returncode == 2 and "standard input is not a makers-store export" in piped.stderr
+    assert run_process("--store", url, "export").stdout == before
