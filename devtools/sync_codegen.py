@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .admin import StoreAdmin
     from .copying import CopyReport
     from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-    from .inventory import StateOnlyConversation, StoreCounts
+    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
     from .lifecycle.doctor import HistoryRepair
     from .lifecycle.history_rules import HistoryFinding
     from .lifecycle.retention import CheckpointPruneReport, PruneReport

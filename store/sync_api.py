@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .admin import StoreAdmin
     from .copying import CopyReport
     from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-    from .inventory import StateOnlyConversation, StoreCounts
+    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
     from .lifecycle.doctor import HistoryRepair
     from .lifecycle.history_rules import HistoryFinding
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
@@ -356,6 +356,12 @@ the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
 its appends), or None when it does not exist. Not a field of
 ConversationMeta, whose fields are the platform's."""
         return self._portal.call(self._async.conversation_users(conversation_id))
+
+    def langgraph_checkpoints(self, conversation_id: str) -> list[CheckpointName]:
+        """The names (namespace and id) of the LangGraph checkpoints of the
+conversation's thread, newest first within each namespace; read from
+the keys, so without LangGraph installed (``conv show`` names them)."""
+        return self._portal.call(self._async.langgraph_checkpoints(conversation_id))
 
     def iter_state_only_conversations(self) -> Generator[StateOnlyConversation, None, None]:
         """The conversations that hold state and no meta (``state.set`` with

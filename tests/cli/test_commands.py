@@ -170,7 +170,7 @@ def test_conv_show_update_clear_delete(cli: Cli, lib: makers_store.SyncContextSt
     meta = lib.get_conversation(conversation_id="c1")
     assert meta is not None and meta.metadata == {"title": "My chat", "n": 3}
     shown = json.loads(cli.ok("conv", "show", "c1", "--json"))
-    assert shown == {**meta.to_dict(), "user_ids": []}
+    assert shown == {**meta.to_dict(), "user_ids": [], "langgraph_checkpoints": []}
     assert "My chat" in cli.ok("conv", "show", "c1")
     assert cli("conv", "update", "c1").exit_code == 2
     assert cli("conv", "update", "c1", "--set", "novalue").exit_code == 2

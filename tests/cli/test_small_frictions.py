@@ -100,3 +100,27 @@ def test_importing_a_file_that_is_not_an_export_says_so(url: str, tmp_path: Path
     piped = run_process("--store", url, "import", "-", "--yes", input="[1, 2]\n")
     assert piped.returncode == 2 and "standard input is not a makers-store export" in piped.stderr
     assert run_process("--store", url, "export").stdout == before
+
+
+def test_conv_show_names_a_langgraph_conversations_checkpoints(url: str) -> None:
+    pytest.importorskip("langgraph")
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    ids = []
+    with makers_store.open_sync_store(url) as store:
+        saver = store.async_store.langgraph_checkpointer
+        for thread in ("c1", "graph-only"):
+            config: dict[str, dict[str, str]] = {"configurable": {"thread_id": thread}}
+            for _ in range(3):
+                checkpoint = empty_checkpoint()
+                ids.append(checkpoint["id"])
+                config = saver.put(config, checkpoint, {}, {})  # type: ignore[arg-type,assignment]
+    run = run_process("--store", url, "conv", "show", "c1")
+    assert run.returncode == 0
+    assert f"checkpoints  3 LangGraph checkpoints, the latest {ids[2]}" in run.stdout
+    only = run_process("--store", url, "conv", "show", "graph-only")
+    assert only.returncode == 0, only.stderr
+    assert "no messages; 0 state keys; 3 LangGraph checkpoints" in only.stdout
+    document = json.loads(run_process("--store", url, "conv", "show", "c1", "--json").stdout)
+    assert [c["checkpoint_id"] for c in document["langgraph_checkpoints"]] == ids[2::-1]
+    assert {c["checkpoint_ns"] for c in document["langgraph_checkpoints"]} == {""}
