@@ -124,3 +124,20 @@ def test_conv_show_names_a_langgraph_conversations_checkpoints(url: str) -> None
     document = json.loads(run_process("--store", url, "conv", "show", "c1", "--json").stdout)
     assert [c["checkpoint_id"] for c in document["langgraph_checkpoints"]] == ids[2::-1]
     assert {c["checkpoint_ns"] for c in document["langgraph_checkpoints"]} == {""}
+
+
+def test_importing_equal_data_again_writes_nothing_and_says_so(url: str, tmp_path: Path) -> None:
+    export = tmp_path / "backup.jsonl"
+    assert run_process("--store", url, "export", "-o", str(export)).returncode == 0
+    target = make_store(f"sqlite:///{tmp_path}/t.db")
+    first = run_process("--store", target, "import", str(export), "--yes")
+    assert first.returncode == 0
+    assert "imported 1 conversation (1 new, 0 replaced, 0 already equal)" in first.stderr
+    for extra in ((), ("--yes",)):  # nothing to replace: no question, no --yes needed
+        again = run_process("--store", target, "import", str(export), *extra)
+        assert again.returncode == 0, again.stderr
+        assert again.stderr == (
+            f"imported nothing from {export}: 0 written, 1 conversation already equal\n"
+        )
+    document = json.loads(run_process("--store", target, "import", str(export), "--json").stdout)
+    assert (document["conversations"], document["unchanged"]) == (0, 1)
