@@ -87,8 +87,9 @@ def set_command(
     try:
         parsed = parse_json(text, "VALUE")
     except UsageProblem as problem:
-        if value == "-" or not text or "must be JSON" not in str(problem):
-            raise
+        plain = text.strip()[:1] not in ("[", "{", '"') and len(text) <= 200
+        if value == "-" or not plain or not str(problem).startswith("VALUE must be JSON ("):
+            raise  # JSON gone wrong (or nested too deep): the parser's words
         quoted = shlex_quote(json.dumps(text, ensure_ascii=False))
         raise UsageProblem(
             f"VALUE must be JSON; for the text {text!r} write it as a JSON string: "

@@ -66,7 +66,7 @@ def test_msg_append_with_an_id_then_show_update_delete_by_it(
     clash = cli("msg", "append", "c1", "--role", "user", "--content", "bye", "--id", "web-1")
     assert clash.exit_code == 1 and "'web-1' already names another message" in clash.stderr
     bad = cli("msg", "append", "c1", "--role", "user", "--content", "x", "--id", "a\tb")
-    assert bad.exit_code == 2 and "message_id must not hold control characters" in bad.stderr
+    assert bad.exit_code == 2 and "message id must not hold control characters" in bad.stderr
     assert [m.message_id for m in lib.get_messages(conversation_id="c1")] == ["web-1", generated]
     assert "hi" in cli.ok("msg", "show", "c1", "web-1")
     listed = cli.ok("msg", "list", "c1", "--after", "web-1", "--json")
