@@ -79,6 +79,8 @@ def _blob_lines(console: Screen, infos: Iterator[dict[str, Any]]) -> int:
 
     shown = 0
     for info in infos:
+        if shown == 0:  # the header, once there is a row to head
+            console.print(Text(f"{'size':>12}  {'updated':<19}  {'etag':<16}  key", style="bold"))
         updated = local_time(info["updated_at"])
         line = f"{info['size']:>12,}  {updated}  {info['etag']:<16}  "
         console.print(Text(line) + cell(info["key"]))  # keys are user data: one line

@@ -126,6 +126,8 @@ def chat_command(
             f"conversation {cid}{hint}; Ctrl-C stops a reply, Ctrl-D (or Ctrl-C here) quits",
             style="dim",
         )
+    elif not conversation:  # from a pipe: the new id, on stderr, so a script can go on
+        stderr().print(f"conversation {cid} (-c {cid} continues it)")
     timeout = httpx.Timeout(CONNECT_TIMEOUT_S, read=None)
     with httpx.Client(timeout=timeout) as client:
         for line in _lines(interactive):

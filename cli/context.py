@@ -158,11 +158,52 @@ def complete_store_path(incomplete: str) -> list[str]:
 def open_session(ctx: typer.Context, *, create: bool = False) -> Iterator[Session]:
     """Open the store named by ``--store`` / ``$MAKERS_STORE_URL`` / the default;
     only commands that add data pass ``create=True`` (see :class:`Session`)."""
-    session = Session(cli_state(ctx).store_url, create=create)
+    url = cli_state(ctx).store_url
+    if url is None:
+        note_projects_below()
+    session = Session(url, create=create)
     try:
         yield session
     finally:
         session.close()
+
+
+def note_projects_below() -> None:
+    """When the default store is the per-user one (no ``--store``, no
+    ``$MAKERS_STORE_URL``, no Makers project here or above) but a folder right
+    here is a Makers project, say on stderr which store is read and name the
+    project's: after ``makers-store init demo`` the project's store is
+    ``demo/.makers-store/store.db``, read from inside ``demo``."""
+    import os
+    from pathlib import Path
+
+    from makers_store.location import (
+        ENV_VAR,
+        PROJECT_STORE,
+        find_project,
+        projects_below,
+        resolve,
+    )
+
+    if os.environ.get(ENV_VAR):
+        return
+    here = Path.cwd()
+    if find_project(here.resolve()) is not None:
+        return
+    below = projects_below(here)
+    if not below:
+        return
+    from .render import stderr
+
+    location = resolve(None)
+    names = ", ".join(f"{path.name}/" for path in below)
+    first = below[0].name
+    stderr().print(
+        f"note: reading the per-user store {location.display_url} (no Makers project here); "
+        f"{names} {'is a Makers project' if len(below) == 1 else 'are Makers projects'}: "
+        f"cd {first} to read its store, or --store sqlite:///{first}/{PROJECT_STORE}",
+        whole=True,
+    )
 
 
 def _given_after(ctx: typer.Context, param: typer.CallbackParam, value: Any) -> Any:

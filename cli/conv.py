@@ -32,7 +32,7 @@ from .options import (
 )
 
 if TYPE_CHECKING:
-    from makers_store import ConversationMeta, SyncContextStore
+    from makers_store import CheckpointName, ConversationMeta, SyncContextStore
 
     from .listing import Format
 
@@ -350,17 +350,19 @@ def show_command(
     with open_session(ctx) as session:
         meta = session.store.get_conversation(conversation_id=conversation_id)
         state_keys = sorted(session.state(conversation_id).items())
-        if meta is None and not state_keys:
+        checkpoints = session.store.admin.langgraph_checkpoints(conversation_id)
+        if meta is None and not state_keys and not checkpoints:
             raise NotFound(f"conversation {conversation_id!r} not found")
         users = [] if meta is None else session.store.admin.conversation_users(conversation_id)
-    if meta is None:  # state.set with no message: no meta, no index entry
-        _show_state_only(conversation_id, state_keys, as_json=as_json)
+    if meta is None:  # state.set or a LangGraph thread with no message: no meta, no index entry
+        _show_without_messages(conversation_id, state_keys, checkpoints, as_json=as_json)
         return
     users = users or []
     if as_json:
         from .render import emit_json
 
-        emit_json({**meta.to_dict(), "user_ids": users})
+        emit_json({**meta.to_dict(), "user_ids": users,
+                   "langgraph_checkpoints": [c.to_dict() for c in checkpoints]})  # fmt: skip
         return
     from .render import conversation_details, stdout
 
@@ -368,20 +370,49 @@ def show_command(
     console.print(conversation_details(meta, users))
     if state_keys:
         console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
+    if checkpoints:
+        console.print(f"{'checkpoints':>13}  {checkpoint_line(checkpoints)}", style="dim")
 
 
-def _show_state_only(conversation_id: str, state_keys: list[str], *, as_json: bool) -> None:
+def checkpoint_line(checkpoints: list[CheckpointName]) -> str:
+    """``3 LangGraph checkpoints, the latest 1f0a...`` (of the root graph when
+    it has any: subgraphs' namespaces are named)."""
+    from .text import counted
+
+    root = [c for c in checkpoints if c.checkpoint_ns == ""]
+    latest = (root or checkpoints)[0]
+    where = "" if latest.checkpoint_ns == "" else f" (namespace {latest.checkpoint_ns!r})"
+    return (
+        f"{counted(len(checkpoints), 'LangGraph checkpoint')}, the latest "
+        f"{latest.checkpoint_id}{where}"
+    )
+
+
+def _show_without_messages(
+    conversation_id: str,
+    state_keys: list[str],
+    checkpoints: list[CheckpointName],
+    *,
+    as_json: bool,
+) -> None:
     from .render import emit_json, stdout
     from .text import counted
 
     if as_json:
         emit_json({"conversation_id": conversation_id, "message_count": 0,
-                   "state_keys": state_keys})  # fmt: skip
+                   "state_keys": state_keys,
+                   "langgraph_checkpoints": [c.to_dict() for c in checkpoints]})  # fmt: skip
         return
+    held = [counted(len(state_keys), "state key")]
+    if checkpoints:
+        held.append(counted(len(checkpoints), "LangGraph checkpoint"))
     console = stdout()
     console.print(f"{'conversation':>13}  {conversation_id}")
-    console.print(f"{'messages':>13}  no messages; {counted(len(state_keys), 'state key')}")
-    console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
+    console.print(f"{'messages':>13}  no messages; {'; '.join(held)}")
+    if state_keys:
+        console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
+    if checkpoints:
+        console.print(f"{'checkpoints':>13}  {checkpoint_line(checkpoints)}", style="dim")
 
 
 @app.command(

@@ -31,6 +31,37 @@ _REPAIR_WORDS = {
     "delete-duplicate": ("delete", "duplicate message"),
 }  # fmt: skip
 
+#: What a person can do about each rule's finding (``--fix`` does what
+#: :data:`_REPAIR_WORDS` says, for the findings it can repair).
+_HINTS = {
+    "orphan-tool-call": "append the call's result: makers-store msg append CONVERSATION_ID "
+    "--role tool --tool-call-id CALL_ID --content TEXT",
+    "orphan-tool-result": "the call it answers is gone: delete the result "
+    "(makers-store msg delete CONVERSATION_ID MESSAGE_ID) or append the call before it",
+    "misplaced-tool-result": "a result must come right after its call's turn: delete it and "
+    "append it again after the call, or set the call aside with --fix",
+    "orphan-session-call": "the Agents SDK session lacks the call's output item: add one with "
+    "the session's add_items, or delete the call item",
+    "orphan-session-output": "the session's output item answers no call item: delete it",
+    "duplicate-message-id": "two messages hold one id: delete one "
+    "(makers-store msg delete CONVERSATION_ID MESSAGE_ID)",
+    "duplicate-message": "the same message was appended twice by one run: delete the later "
+    "copy (--fix does)",
+    "openai-invalid-message": "rewrite its content or metadata into a shape Chat Completions "
+    "takes (makers-store msg update ... --content-json / --meta)",
+    "anthropic-invalid-message": "rewrite its content into blocks the Messages API takes "
+    "(makers-store msg update ... --content-json)",
+    "orphan-adapter-data": "framework data left by a deleted conversation: makers-store prune "
+    "--checkpoints keep-latest removes orphaned transcripts; export first to keep it",
+}
+
+
+def hint_of(rule: str) -> str:
+    """The hint for ``rule``'s findings (every rule has one; a new rule without
+    one says where to look)."""
+    return _HINTS.get(rule, "see docs/lifecycle.md, the history doctor")
+
+
 ConversationArgument = Annotated[
     str | None,
     typer.Argument(
@@ -92,7 +123,7 @@ def doctor_command(
                 if not as_json:
                     _print_finding(finding)
                 if as_json or fix:  # kept only when they are printed together, or repaired
-                    findings.append(finding.to_dict())
+                    findings.append({**finding.to_dict(), "hint": hint_of(finding.rule)})
                 if finding.repair is not None:
                     repairable.append(finding)
         if not fix:
@@ -153,6 +184,7 @@ def _print_finding(finding: HistoryFinding) -> None:
     repair = REPAIR_WORDS.get(finding.repair or "")
     advice = f" [--fix: {repair}]" if repair else ""
     screen.print(Text("    ") + text(finding.description) + Text(advice))
+    screen.print(Text(f"    hint: {hint_of(finding.rule)}", style="dim"))
 
 
 def _print_repair(finding: HistoryFinding, outcome: str) -> None:

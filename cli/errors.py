@@ -104,18 +104,38 @@ _LIBRARY_NOT_FOUND = re.compile(r"conversation_id ('.*'|\".*\") (?:not found|doe
 
 
 def describe(exc: BaseException) -> str:
-    from makers_store.errors import MemoryNotFoundError, StoreError
+    from makers_store.errors import MemoryNotFoundError, MemoryValidationError, StoreError
 
     if isinstance(exc, MemoryNotFoundError):
         named = _LIBRARY_NOT_FOUND.fullmatch(str(exc))
         if named:
             return f"conversation {named.group(1)} not found"
+    if isinstance(exc, MemoryValidationError):
+        return in_cli_words(str(exc)) or type(exc).__name__
     if isinstance(exc, CliError | StoreError):
         return str(exc) or type(exc).__name__
     if isinstance(exc, OSError) and exc.strerror:
         where = f": {exc.filename}" if exc.filename else ""
         return f"{exc.strerror}{where}"
     return f"unexpected {type(exc).__name__}: {exc}"
+
+
+#: The library's argument names as the CLI's user knows them (``conv fork``'s
+#: SRC and NEW; ids in words); quoted names (a file's field) stay as they are.
+_CLI_WORDS = {"conversation_id": "conversation id", "message_id": "message id",
+              "user_id": "user id", "source_id": "SRC", "new_id": "NEW"}  # fmt: skip
+
+
+def in_cli_words(message: str) -> str:
+    """A library error naming its API arguments (``new_id must differ from
+    source_id``) in the words of the command line (``NEW must differ from SRC``)."""
+    import re
+
+    return re.sub(
+        r"(?<![\w'\"])(" + "|".join(_CLI_WORDS) + r")(?![\w'\"])",
+        lambda found: _CLI_WORDS[found.group(1)],
+        message,
+    )
 
 
 def _usage_message(exc: click.exceptions.UsageError) -> str:
@@ -141,6 +161,8 @@ def _own_words(exc: click.exceptions.UsageError) -> str | None:
     'usr' is not one of ...``, ``Input should be a valid integer``). The
     message is made here from the parameter's declaration and the value.
     """
+    if isinstance(exc, click.exceptions.MissingParameter) and exc.param is not None:
+        return _missing(exc.param)  # before BadParameter: it is one
     if isinstance(exc, click.exceptions.BadParameter) and exc.param is not None:
         return _bad_value(exc)
     message = exc.format_message()
@@ -154,13 +176,40 @@ def _own_words(exc: click.exceptions.UsageError) -> str | None:
     return None
 
 
+class BadValue(click.exceptions.BadParameter):
+    """A value the CLI's own check (cli/app.py's PlainValue) refused:
+    ``given`` is what was typed."""
+
+    def __init__(self, given: Any, **kwargs: Any) -> None:
+        super().__init__(f"{given!r} is not a valid value", **kwargs)
+        self.given = given
+
+
+def _missing(param: Any) -> str | None:
+    """A required option of choices not given, on one line (click lists the
+    choices one per line); None for others (click's words are one line)."""
+    long_names = [name for name in param.opts if name.startswith("--")]
+    if param.param_type_name == "argument" or not param.opts:
+        name = param.metavar or (param.name or "value").upper()
+    else:
+        name = (long_names or param.opts)[0]
+    descriptor = getattr(param, "type_descriptor", None)
+    choices = getattr(descriptor, "choices", None) or getattr(
+        getattr(param, "type", None), "choices", None
+    )
+    if not choices:
+        return None
+    values = ", ".join(str(getattr(choice, "value", choice)) for choice in choices)
+    return f"missing {name}: one of {values}"
+
+
 def _bad_value(exc: click.exceptions.BadParameter) -> str | None:
     param = exc.param
     assert param is not None
+    found: list[dict[str, Any]] = [{"input": exc.given}] if isinstance(exc, BadValue) else []
     errors = getattr(exc.__cause__, "errors", None)  # pydantic's ValidationError
-    if not callable(errors):
-        return None
-    found = errors()
+    if callable(errors):
+        found = errors()
     if not found or "input" not in found[0]:
         return None
     given = found[0]["input"]
@@ -183,7 +232,9 @@ def _bad_value(exc: click.exceptions.BadParameter) -> str | None:
         noun = "a whole number" if kind is int else "a number"
         try:
             number = kind(given)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
+            return f"{name} must be {noun}; got {shown}"
+        if number != number:  # nan
             return f"{name} must be {noun}; got {shown}"
         if info.min is not None and number < info.min:
             return f"{name} must be at least {info.min}; got {shown}"

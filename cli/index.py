@@ -48,6 +48,9 @@ def ls_command(
         console = stdout()
         count = 0
         for entry in entries:
+            if count == 0:  # the header, once there is a row to head
+                console.print(Text(f"{'index':<16} {'last message':<19}  conversation  [state]",
+                                   style="bold"))  # fmt: skip
             index = "all" if entry["user_id"] is None else f"user {entry['user_id']}"
             at = entry["last_message_at"]
             shown_at = "-" if at is None else local_time(at)

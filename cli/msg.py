@@ -54,7 +54,7 @@ MessageId = Annotated[
 ]
 Content = Annotated[
     str | None,
-    typer.Option("--content", "-c", metavar="TEXT", help="Text content ('-' reads stdin)."),
+    typer.Option("--content", metavar="TEXT", help="Text content ('-' reads stdin)."),
 ]
 ContentJson = Annotated[
     str | None,
@@ -274,7 +274,10 @@ def list_command(
             since=start,
             until=end,
         )
-        if not items and session.store.get_conversation(conversation_id=conversation_id) is None:
+        meta = None
+        if not items or (more and after is None and before is None):
+            meta = session.store.get_conversation(conversation_id=conversation_id)
+        if not items and meta is None:
             raise NotFound(f"conversation {conversation_id!r} not found")
     edge = None
     if more and items:
@@ -299,7 +302,11 @@ def list_command(
         console.print(message_view(message))
     if edge is not None:
         flag = "--after" if before is None else "--before"
-        stderr().print(f"more: {flag} {edge}", style="dim")
+        # from either end of the whole conversation the rest is its count less the shown
+        unfiltered = after is None and before is None and start is None and end is None
+        left = meta.message_count - len(items) if unfiltered and meta is not None else None
+        how_many = f"{left:,} more" if left is not None and left > 0 else "more"
+        stderr().print(f"{how_many}: {flag} {edge} or --all", style="dim")
 
 
 #: The columns of ``msg search --format csv|tsv``: a hit's JSON fields.
@@ -454,8 +461,7 @@ def show_command(
     "update",
     epilog=examples(
         'makers-store msg update c_42 msg_0000000003_ab12cd34ef --content "fixed typo"',
-        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta rating=5",
-        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta draft=null",
+        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta rating=5 --meta draft=null",
     ),
 )
 def update_command(

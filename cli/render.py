@@ -16,26 +16,21 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from rich.console import Console, Group, RenderableType
 from rich.highlighter import JSONHighlighter
 from rich.padding import Padding
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
 from makers_store import ConversationMeta, Message
 
 from .text import printable, printable_json, printable_line
+
+if TYPE_CHECKING:  # progress bars (and rich.live under them): imported by progress()
+    from rich.progress import Progress, TaskID
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -355,6 +350,8 @@ class Tracker:
 @contextmanager
 def progress(description: str, total: int | None) -> Iterator[Tracker]:
     """A progress bar on stderr, shown only when stderr is a terminal."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     console = _console(stderr=True)
     bar = Progress(
         TextColumn("{task.description}"),

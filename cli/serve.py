@@ -6,6 +6,7 @@ command functions, so ``makers-store --help`` stays fast.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -203,7 +204,10 @@ def init_command(
         screen.print(f"  created {path}", whole=True)
     # whole: commands to copy stay one line on a terminal too, and their JSON in one piece
     screen.print("\nnext:", whole=True)
-    screen.print(f"  makers-store serve {directory}", whole=True)
+    if directory.resolve() != Path.cwd().resolve():
+        # from inside the project the CLI reads the project's store (.makers-store/)
+        screen.print(f"  cd {shlex.quote(str(directory))}", whole=True)
+    screen.print("  makers-store serve", whole=True)
     screen.print(
         "  curl -s localhost:8088/chat -H 'makers-conversation-id: demo' "
         '-d \'{"message": "hi"}\'',

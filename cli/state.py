@@ -11,6 +11,13 @@ from .errors import NotFound
 from .listing import FormatOption
 from .options import ConversationId, JsonOutput, examples
 
+
+def shlex_quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
 app = typer.Typer(
     help="Get, set, delete and list a conversation's JSON state.",
     no_args_is_help=True,
@@ -71,9 +78,23 @@ def set_command(
     ],
 ) -> None:
     """Store a JSON value under KEY."""
+    import json
+
+    from .errors import UsageProblem
     from .options import parse_json, read_text_argument
 
-    parsed = parse_json(read_text_argument(value, "VALUE"), "VALUE")
+    text = read_text_argument(value, "VALUE")
+    try:
+        parsed = parse_json(text, "VALUE")
+    except UsageProblem as problem:
+        plain = text.strip()[:1] not in ("[", "{", '"') and len(text) <= 200
+        if value == "-" or not plain or not str(problem).startswith("VALUE must be JSON ("):
+            raise  # JSON gone wrong (or nested too deep): the parser's words
+        quoted = shlex_quote(json.dumps(text, ensure_ascii=False))
+        raise UsageProblem(
+            f"VALUE must be JSON; for the text {text!r} write it as a JSON string: "
+            f"makers-store state set {shlex_quote(conversation_id)} {shlex_quote(key)} {quoted}"
+        ) from None
     with open_session(ctx, create=True) as session:
         session.state(conversation_id).set(key, parsed)
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -215,6 +215,61 @@ def _dry_run_import(ctx: typer.Context, path: Path, label: str, *, as_json: bool
     confirmed(plan, yes=False, dry_run=True, as_json=as_json)
 
 
+def _all_equal(counts: dict[str, Any]) -> bool:
+    """Whether an import plan changes nothing: every conversation and blob of
+    the file is in the store already, equal."""
+    changes = ("new", "replaced", "new_blobs", "replaced_blobs")
+    return counts["conversations"] + counts["blobs"] > 0 and not any(counts[k] for k in changes)
+
+
+def _say_all_equal(counts: dict[str, Any], file: Path, *, as_json: bool) -> None:
+    from .render import emit_json, stderr
+    from .text import counted
+
+    if as_json:
+        emit_json({"conversations": 0, "messages": 0, "state_entries": 0, "adapter_blobs": 0,
+                   "blobs": 0, "unchanged": counts["unchanged"]})  # fmt: skip
+        return
+    equal = counted(counts["unchanged"], "conversation")
+    blobs = f" and {counted(counts['blobs'], 'other blob')}" if counts["blobs"] else ""
+    stderr().print(f"imported nothing from {file}: 0 written, {equal}{blobs} already equal")
+
+
+#: What each line of an export is (makers_store.transfer's format).
+EXPORT_RECORDS = frozenset({"header", "conversation", "message", "state", "adapter", "blob"})
+
+
+def check_export(path: Path, label: str) -> None:
+    """Refuse a file that is not an export before reading it through: its first
+    line is neither the export's header nor one of its records (a file from
+    another tool, a JSON document, the wrong file). Line-by-line errors of a
+    real export are the library's (they name the line)."""
+    import json
+
+    from .errors import UsageProblem
+
+    with path.open("rb") as handle:
+        first = handle.readline(1 << 20).strip()
+        while not first:
+            line = handle.readline(1 << 20)
+            if not line:
+                return  # blank lines only: the library says the file holds nothing
+            first = line.strip()
+    try:
+        record = json.loads(first)
+    except ValueError:
+        what = "not JSON"
+    else:
+        if isinstance(record, dict) and record.get("type") in EXPORT_RECORDS:
+            return
+        what = "JSON, but no export record (no known 'type')"
+    raise UsageProblem(
+        f"{label} is not a makers-store export: its first line is {what}; an export "
+        'starts with {"type":"header","format":"makers-store-export",...} '
+        "(makers-store export writes one)"
+    )
+
+
 def import_command(
     ctx: typer.Context,
     file: Annotated[
@@ -249,22 +304,25 @@ def import_command(
             with path.open("rb") as handle:
                 yield from handle
 
+        check_export(path, _label(file))
         if dry_run:
             _dry_run_import(ctx, path, _label(file), as_json=as_json)
         try:
             with open_session(ctx, create=True) as session:
-                if not yes:
-                    from makers_store.importer import validate_jsonl
+                from makers_store.importer import validate_jsonl
 
-                    from .plans import import_plan
+                from .plans import import_plan
 
-                    # a bad file is refused naming its line (exit 2) before
-                    # anyone is asked about replacing what it holds
-                    with path.open("rb") as handle:
-                        validate_jsonl(handle)
-                    plan = import_plan(session.store, path, _label(file))
-                    if plan is not None:  # None: a bad file, refused below with its line
-                        confirmed(plan, yes=yes, dry_run=False)
+                # a bad file is refused naming its line (exit 2) before anyone
+                # is asked about replacing what it holds
+                with path.open("rb") as handle:
+                    validate_jsonl(handle)
+                plan = import_plan(session.store, path, _label(file))
+                if plan is not None:  # None: a bad file, refused below with its line
+                    confirmed(plan, yes=yes, dry_run=False)
+                    if _all_equal(plan.counts):  # as copy: equal data is not written again
+                        _say_all_equal(plan.counts, file, as_json=as_json)
+                        return
                 with progress("importing", None) as bar:
 
                     def advanced(line: int, of: int) -> None:
@@ -289,10 +347,16 @@ def import_command(
                 "imported or as it was; run the same import again to finish"
             ) from None
     if as_json:
-        emit_json(counts.to_dict())
+        unchanged = {} if plan is None else {"unchanged": plan.counts["unchanged"]}
+        emit_json({**counts.to_dict(), **unchanged})
         return
+    compared = ""
+    if plan is not None:
+        c = plan.counts
+        compared = (f" ({c['new']:,} new, {c['replaced']:,} replaced, "
+                    f"{c['unchanged']:,} already equal)")  # fmt: skip
     stderr().print(
-        f"imported {counted(counts.conversations, 'conversation')}, "
+        f"imported {counted(counts.conversations, 'conversation')}{compared}, "
         f"{counted(counts.messages, 'message')}, "
         f"{counted(counts.state_entries, 'state entry', 'state entries')} from {file}",
     )

@@ -14,7 +14,7 @@ def vacuum_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     the store stays readable meanwhile. SQLite: its free pages, in short
     transactions; PostgreSQL: VACUUM of the store's tables; S3 and memory:
     nothing to do, said so."""
-    from makers_store.text import size_text
+    from makers_store.text import size_text, size_unit
 
     from .render import emit_json, stdout
 
@@ -25,10 +25,11 @@ def vacuum_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
         return
     rows = [("backend", report.backend)]
     if report.bytes_before is not None and report.bytes_after is not None:
+        unit = size_unit(max(report.bytes_before, report.bytes_after))  # one unit for the three
         rows += [
-            ("before", size_text(report.bytes_before)),
-            ("after", size_text(report.bytes_after)),
-            ("reclaimed", size_text(report.reclaimed_bytes or 0)),
+            ("before", size_text(report.bytes_before, unit)),
+            ("after", size_text(report.bytes_after, unit)),
+            ("reclaimed", size_text(report.reclaimed_bytes or 0, unit)),
         ]
     rows.append(("done", report.note))
     console = stdout()

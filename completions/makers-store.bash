@@ -5,7 +5,7 @@
 
 _makers_store_commands() {
     case "$1" in
-        "") echo 'info export import copy doctor prune vacuum serve init chat studio conv msg state index blob' ;;
+        "") echo 'conv msg state info export import copy doctor prune vacuum index blob init serve chat studio' ;;
         "conv") echo 'list show fork update delete clear window summarize' ;;
         "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
@@ -17,17 +17,6 @@ _makers_store_commands() {
 _makers_store_options() {
     case "$1" in
         "") echo '--store --debug --version -V --install-completion --show-completion -h --help' ;;
-        "info") echo '--json --store --debug -h --help' ;;
-        "export") echo '--conversation -c --user -u --since --until --output -o --store --debug -h --help' ;;
-        "import") echo '--yes -y --dry-run --json --store --debug -h --help' ;;
-        "copy") echo '--prune --yes -y --dry-run --json --store --debug -h --help' ;;
-        "doctor") echo '--fix --dry-run --yes -y --json --store --debug -h --help' ;;
-        "prune") echo '--idle-for --checkpoints --user -u --conversation -c --yes -y --dry-run --json --store --debug -h --help' ;;
-        "vacuum") echo '--json --store --debug -h --help' ;;
-        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --debug -h --help' ;;
-        "init") echo '--force --store --debug -h --help' ;;
-        "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
-        "studio") echo '--store --host --port --open --debug -h --help' ;;
         "conv") echo '-h --help' ;;
         "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --state-only --format --json --store --debug -h --help' ;;
         "conv show") echo '--json --store --debug -h --help' ;;
@@ -38,11 +27,11 @@ _makers_store_options() {
         "conv window") echo '--last -n --as --json --store --debug -h --help' ;;
         "conv summarize") echo '--until --summary --json --store --debug -h --help' ;;
         "msg") echo '-h --help' ;;
-        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --tool-call-id --user -u --id --json --store --debug -h --help' ;;
+        "msg append") echo '--role -r --content --content-json --content-file --meta -m --tool-call-id --user -u --id --json --store --debug -h --help' ;;
         "msg list") echo '--since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
         "msg search") echo '--conversation -c --user -u --role -r --since --until --limit -n --all -a --format --json --store --debug -h --help' ;;
         "msg show") echo '--json --store --debug -h --help' ;;
-        "msg update") echo '--content -c --content-json --content-file --meta -m --replace-meta --clear-meta --json --store --debug -h --help' ;;
+        "msg update") echo '--content --content-json --content-file --meta -m --replace-meta --clear-meta --json --store --debug -h --help' ;;
         "msg delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "msg tail") echo '--lines -n --follow -f --interval --json --store --debug -h --help' ;;
         "state") echo '-h --help' ;;
@@ -50,6 +39,13 @@ _makers_store_options() {
         "state set") echo '--store --debug -h --help' ;;
         "state delete") echo '--store --debug -h --help' ;;
         "state list") echo '--format --json --store --debug -h --help' ;;
+        "info") echo '--json --store --debug -h --help' ;;
+        "export") echo '--conversation -c --user -u --since --until --output -o --store --debug -h --help' ;;
+        "import") echo '--yes -y --dry-run --json --store --debug -h --help' ;;
+        "copy") echo '--prune --yes -y --dry-run --json --store --debug -h --help' ;;
+        "doctor") echo '--fix --dry-run --yes -y --json --store --debug -h --help' ;;
+        "prune") echo '--idle-for --checkpoints --user -u --conversation -c --yes -y --dry-run --json --store --debug -h --help' ;;
+        "vacuum") echo '--json --store --debug -h --help' ;;
         "index") echo '-h --help' ;;
         "index ls") echo '--user -u --format --json --store --debug -h --help' ;;
         "index check") echo '--json --store --debug -h --help' ;;
@@ -57,50 +53,16 @@ _makers_store_options() {
         "blob") echo '-h --help' ;;
         "blob ls") echo '--limit -n --format --json --store --debug -h --help' ;;
         "blob get") echo '--raw --json --store --debug -h --help' ;;
+        "init") echo '--force --store --debug -h --help' ;;
+        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --debug -h --help' ;;
+        "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
+        "studio") echo '--store --host --port --open --debug -h --help' ;;
     esac
 }
 
 _makers_store_value() {
     case "$1|$2" in
         "|--store") echo 'file' ;;
-        "info|--store") echo 'file' ;;
-        "export|--conversation") echo 'any' ;;
-        "export|-c") echo 'any' ;;
-        "export|--user") echo 'any' ;;
-        "export|-u") echo 'any' ;;
-        "export|--since") echo 'any' ;;
-        "export|--until") echo 'any' ;;
-        "export|--output") echo 'file' ;;
-        "export|-o") echo 'file' ;;
-        "export|--store") echo 'file' ;;
-        "import|--store") echo 'file' ;;
-        "copy|--store") echo 'file' ;;
-        "doctor|--store") echo 'file' ;;
-        "prune|--idle-for") echo 'any' ;;
-        "prune|--checkpoints") echo 'choices:keep-latest' ;;
-        "prune|--user") echo 'any' ;;
-        "prune|-u") echo 'any' ;;
-        "prune|--conversation") echo 'any' ;;
-        "prune|-c") echo 'any' ;;
-        "prune|--store") echo 'file' ;;
-        "vacuum|--store") echo 'file' ;;
-        "serve|--host") echo 'any' ;;
-        "serve|--port") echo 'any' ;;
-        "serve|--store") echo 'file' ;;
-        "serve|--instances") echo 'any' ;;
-        "serve|--recycle-every") echo 'any' ;;
-        "init|--store") echo 'file' ;;
-        "chat|--conversation") echo 'any' ;;
-        "chat|-c") echo 'any' ;;
-        "chat|--url") echo 'any' ;;
-        "chat|--body-key") echo 'any' ;;
-        "chat|--user") echo 'any' ;;
-        "chat|-u") echo 'any' ;;
-        "chat|--stop-route") echo 'any' ;;
-        "chat|--store") echo 'file' ;;
-        "studio|--store") echo 'file' ;;
-        "studio|--host") echo 'any' ;;
-        "studio|--port") echo 'any' ;;
         "conv list|--user") echo 'any' ;;
         "conv list|-u") echo 'any' ;;
         "conv list|--find") echo 'any' ;;
@@ -131,7 +93,6 @@ _makers_store_value() {
         "msg append|--role") echo 'choices:user assistant system tool' ;;
         "msg append|-r") echo 'choices:user assistant system tool' ;;
         "msg append|--content") echo 'any' ;;
-        "msg append|-c") echo 'any' ;;
         "msg append|--content-json") echo 'any' ;;
         "msg append|--content-file") echo 'file' ;;
         "msg append|--meta") echo 'any' ;;
@@ -164,7 +125,6 @@ _makers_store_value() {
         "msg search|--store") echo 'file' ;;
         "msg show|--store") echo 'file' ;;
         "msg update|--content") echo 'any' ;;
-        "msg update|-c") echo 'any' ;;
         "msg update|--content-json") echo 'any' ;;
         "msg update|--content-file") echo 'file' ;;
         "msg update|--meta") echo 'any' ;;
@@ -180,6 +140,27 @@ _makers_store_value() {
         "state delete|--store") echo 'file' ;;
         "state list|--format") echo 'choices:table json jsonl csv tsv' ;;
         "state list|--store") echo 'file' ;;
+        "info|--store") echo 'file' ;;
+        "export|--conversation") echo 'any' ;;
+        "export|-c") echo 'any' ;;
+        "export|--user") echo 'any' ;;
+        "export|-u") echo 'any' ;;
+        "export|--since") echo 'any' ;;
+        "export|--until") echo 'any' ;;
+        "export|--output") echo 'file' ;;
+        "export|-o") echo 'file' ;;
+        "export|--store") echo 'file' ;;
+        "import|--store") echo 'file' ;;
+        "copy|--store") echo 'file' ;;
+        "doctor|--store") echo 'file' ;;
+        "prune|--idle-for") echo 'any' ;;
+        "prune|--checkpoints") echo 'choices:keep-latest' ;;
+        "prune|--user") echo 'any' ;;
+        "prune|-u") echo 'any' ;;
+        "prune|--conversation") echo 'any' ;;
+        "prune|-c") echo 'any' ;;
+        "prune|--store") echo 'file' ;;
+        "vacuum|--store") echo 'file' ;;
         "index ls|--user") echo 'any' ;;
         "index ls|-u") echo 'any' ;;
         "index ls|--format") echo 'choices:table json jsonl csv tsv' ;;
@@ -191,6 +172,23 @@ _makers_store_value() {
         "blob ls|--format") echo 'choices:table json jsonl csv tsv' ;;
         "blob ls|--store") echo 'file' ;;
         "blob get|--store") echo 'file' ;;
+        "init|--store") echo 'file' ;;
+        "serve|--host") echo 'any' ;;
+        "serve|--port") echo 'any' ;;
+        "serve|--store") echo 'file' ;;
+        "serve|--instances") echo 'any' ;;
+        "serve|--recycle-every") echo 'any' ;;
+        "chat|--conversation") echo 'any' ;;
+        "chat|-c") echo 'any' ;;
+        "chat|--url") echo 'any' ;;
+        "chat|--body-key") echo 'any' ;;
+        "chat|--user") echo 'any' ;;
+        "chat|-u") echo 'any' ;;
+        "chat|--stop-route") echo 'any' ;;
+        "chat|--store") echo 'file' ;;
+        "studio|--store") echo 'file' ;;
+        "studio|--host") echo 'any' ;;
+        "studio|--port") echo 'any' ;;
     esac
 }
 
@@ -231,8 +229,8 @@ _makers_store() {
         return 0
     fi
     case "$cmdpath" in
-        "import" | "serve" | "init") COMPREPLY=($(compgen -f -- "$cur")) ;;
-        "doctor" | "conv show" | "conv update" | "conv delete" | "conv clear" | "conv window" | "conv summarize" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
+        "import" | "init" | "serve") COMPREPLY=($(compgen -f -- "$cur")) ;;
+        "conv show" | "conv update" | "conv delete" | "conv clear" | "conv window" | "conv summarize" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list" | "doctor") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
     esac
     return 0
 }

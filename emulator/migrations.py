@@ -10,8 +10,10 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from sqlite_utils import Database
+if TYPE_CHECKING:  # imported by migrate(): opening a current file needs no sqlite-utils
+    from sqlite_utils import Database
 
 
 def _create_blobs(db: Database) -> None:
@@ -46,6 +48,8 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Bring the schema up to date; call inside ``BEGIN IMMEDIATE``. Returns the version."""
+    from sqlite_utils import Database
+
     db = Database(conn, execute_plugins=False, recursive_triggers=False)
     db["_migrations"].create(  # type: ignore[union-attr]
         {"name": str, "applied_at": int}, pk="name", if_not_exists=True

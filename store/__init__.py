@@ -11,6 +11,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+#: The release (pyproject.toml reads it from here).
+__version__ = "0.1.0"
+
 if TYPE_CHECKING:
     from .admin import StoreAdmin
     from .api import ContextStore
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
     )
     from .factory import open_blob_store, open_store
     from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
-    from .inventory import StateOnlyConversation, StoreCounts
+    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
     from .lifecycle.context_window import ContextWindow
     from .lifecycle.doctor import HistoryRepair
     from .lifecycle.history_rules import HistoryFinding
@@ -74,7 +77,7 @@ _SOURCES = {
     ),
     ".factory": ("open_blob_store", "open_store"),
     ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
-    ".inventory": ("StateOnlyConversation", "StoreCounts"),
+    ".inventory": ("CheckpointName", "StateOnlyConversation", "StoreCounts"),
     ".lifecycle.context_window": ("ContextWindow",),
     ".lifecycle.doctor": ("HistoryRepair",),
     ".lifecycle.history_rules": ("HistoryFinding",),
@@ -112,6 +115,7 @@ __all__ = [
     "Blob",
     "BlobInfo",
     "BlobStore",
+    "CheckpointName",
     "CheckpointPruneReport",
     "Clock",
     "ContextStore",

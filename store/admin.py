@@ -29,7 +29,7 @@ from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError, MissingExtraError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import StateOnlyConversation, StoreCounts
+from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
 from .lifecycle import doctor, retention
 from .lifecycle.doctor import HistoryRepair
 from .lifecycle.history_rules import HistoryFinding
@@ -81,6 +81,13 @@ class StoreAdmin:
         ConversationMeta, whose fields are the platform's."""
         cid = validate.conversation_id(conversation_id)
         return await inventory.conversation_users(self._runner, cid)
+
+    async def langgraph_checkpoints(self, conversation_id: str) -> list[CheckpointName]:
+        """The names (namespace and id) of the LangGraph checkpoints of the
+        conversation's thread, newest first within each namespace; read from
+        the keys, so without LangGraph installed (``conv show`` names them)."""
+        cid = validate.conversation_id(conversation_id)
+        return await inventory.checkpoint_names(self._runner, cid)
 
     async def iter_state_only_conversations(self) -> AsyncIterator[StateOnlyConversation]:
         """The conversations that hold state and no meta (``state.set`` with

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from . import keys, names, paging
+from . import adapter_keys, keys, names, paging
 from .blob_ops import Op, Program, list_keys, prefix_end
 from .codec import ConversationRecord
 from .models import fields_dict
@@ -232,6 +232,47 @@ async def iter_state_only(runner: UnitRunner) -> AsyncIterator[StateOnlyConversa
     async for page in conversation_pages(runner):
         for item in await runner.run(functools.partial(_state_only, page), write=False):
             yield item
+
+
+# --- a conversation's LangGraph checkpoints ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointName:
+    """One LangGraph checkpoint of a conversation's thread: its namespace
+    (``""`` for the root graph) and id."""
+
+    checkpoint_ns: str
+    checkpoint_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+def _checkpoint_names(cid: str) -> Program[list[CheckpointName]]:
+    prefix = adapter_keys.langgraph_prefix(cid)
+    found: list[CheckpointName] = []
+    start_after: str | None = None
+    while True:
+        batch = yield from list_keys(prefix, start_after=start_after, limit=KEY_BATCH)
+        for info in batch:
+            parts = info.key[len(prefix) :].split("/")
+            if len(parts) == 3 and parts[1] == "c" and parts[0].startswith("n"):
+                found.append(
+                    CheckpointName(
+                        adapter_keys.langgraph_ns_of_segment(parts[0]),
+                        adapter_keys.restore_checkpoint_id(parts[2]),
+                    )
+                )
+        if len(batch) < KEY_BATCH:
+            return found
+        start_after = batch[-1].key
+
+
+async def checkpoint_names(runner: UnitRunner, conversation_id: str) -> list[CheckpointName]:
+    """The LangGraph checkpoints of the conversation's thread, newest first
+    within each namespace (the keys' order), read without LangGraph."""
+    return await runner.run(lambda: _checkpoint_names(conversation_id), write=False)
 
 
 async def conversation_users(runner: UnitRunner, conversation_id: str) -> list[str] | None:

@@ -54,6 +54,25 @@ def find_project(start: Path) -> Path | None:
     return None
 
 
+def projects_below(start: Path, *, limit: int = 3) -> list[Path]:
+    """Up to ``limit`` folders directly inside ``start`` that are Makers
+    projects (sorted by name; hidden folders skipped): what a person who ran
+    ``makers-store init demo`` and stayed in the parent folder meant."""
+    found: list[Path] = []
+    try:
+        children = sorted(start.iterdir())
+    except OSError:
+        return found
+    for child in children:
+        if child.name.startswith(".") or not child.is_dir():
+            continue
+        if any((child / marker).exists() for marker in PROJECT_MARKERS):
+            found.append(child)
+            if len(found) == limit:
+                break
+    return found
+
+
 def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 

@@ -10,30 +10,20 @@ from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from .admin import StoreAdmin
 from .api import ContextStore
 from .arguments import UNSET as _UNSET
 from .blob import BlobStore
 from .blob_ops import Blob, BlobInfo
 from .convert import AnthropicRequest, MessageSource
-from .copying import CopyReport
-from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import StateOnlyConversation, StoreCounts
 from .lifecycle.context_window import ContextWindow
-from .lifecycle.doctor import HistoryRepair
-from .lifecycle.history_rules import HistoryFinding
-from .lifecycle.retention import CheckpointPruneReport, PruneReport
-from .lifecycle.vacuum import VacuumReport
 from .location import StoreLocation
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .portal import Portal
 from .runner import UnitRunner
-from .search import MessageHit
 from .state_api import StateStore
-from .transfer import TransferCounts
 from .watch import SyncStoreWatch
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on use
     from claude_agent_sdk.types import (
         SessionKey,
         SessionListSubkeysKey,
@@ -46,6 +36,16 @@ if TYPE_CHECKING:
     from .adapters.langgraph_checkpoints import MakersCheckpointSaver
     from .adapters.langgraph_store import MakersLangGraphStore
     from .adapters.openai_sessions import OpenAISession
+    from .admin import StoreAdmin
+    from .copying import CopyReport
+    from .index_repair import IndexCheck, IndexEntry, RebuildSummary
+    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
+    from .lifecycle.doctor import HistoryRepair
+    from .lifecycle.history_rules import HistoryFinding
+    from .lifecycle.retention import CheckpointPruneReport, PruneReport
+    from .lifecycle.vacuum import VacuumReport
+    from .search import MessageHit
+    from .transfer import TransferCounts
 
 __all__ = ["SyncContextStore", "SyncStateStore", "SyncStoreAdmin"]
 
@@ -364,6 +364,12 @@ work. ``list_conversations(user_id=...)`` lists each one's conversations."""
 its appends), or None when it does not exist. Not a field of
 ConversationMeta, whose fields are the platform's."""
         return self._portal.call(self._async.conversation_users(conversation_id))
+
+    def langgraph_checkpoints(self, conversation_id: str) -> list[CheckpointName]:
+        """The names (namespace and id) of the LangGraph checkpoints of the
+conversation's thread, newest first within each namespace; read from
+the keys, so without LangGraph installed (``conv show`` names them)."""
+        return self._portal.call(self._async.langgraph_checkpoints(conversation_id))
 
     def iter_state_only_conversations(self) -> Generator[StateOnlyConversation, None, None]:
         """The conversations that hold state and no meta (``state.set`` with

@@ -45,11 +45,24 @@ def printable_line(text: str) -> str:
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
-def size_text(count: int) -> str:
-    """``count`` bytes for people: bytes, KB, MB or GB (the CLI's and the Studio's)."""
+SIZE_UNITS = ("bytes", "KB", "MB", "GB")
+
+
+def size_unit(count: int) -> str:
+    """The unit ``count`` bytes reads best in: bytes, KB, MB or GB."""
     value = float(count)
-    for unit in ("bytes", "KB", "MB", "GB"):
+    for unit in SIZE_UNITS:
         if value < 1024 or unit == "GB":
-            return f"{count:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+            return unit
         value /= 1024
-    return f"{count:,} bytes"
+    return "GB"
+
+
+def size_text(count: int, unit: str | None = None) -> str:
+    """``count`` bytes for people (the CLI's and the Studio's), in ``unit``
+    (default: the one it reads best in); sizes shown together share one unit
+    (``vacuum``'s before and after)."""
+    unit = unit or size_unit(count)
+    if unit == "bytes":
+        return f"{count:,} bytes"
+    return f"{count / 1024 ** SIZE_UNITS.index(unit):,.1f} {unit}"

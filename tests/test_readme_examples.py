@@ -44,3 +44,28 @@ def test_there_are_examples() -> None:
     pages = {name.rsplit("-", 1)[0] for name in BLOCKS}
     assert {"docs/library.md", "docs/adapters.md"} <= pages
     assert sum(name.startswith("docs/library.md") for name in BLOCKS) >= 4
+
+
+#: The pages whose examples a reader copies and runs as they are.
+COPIED = ("README.md", "docs/lifecycle.md", "docs/library.md")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in BLOCKS if n.startswith(COPIED)))
+def test_example_runs_alone_twice_without_a_store_given(name: str, tmp_path: Path) -> None:
+    """As a reader runs it (issue 32): the block alone (its own imports), with
+    no $MAKERS_STORE_URL, in a fresh folder, and again in the same folder: it
+    does not fail on what its first run left, and the README's and
+    lifecycle.md's examples name their own store file (library.md's first
+    shows the zero-config default on purpose)."""
+    script = tmp_path / "example.py"
+    script.write_text(BLOCKS[name], encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "MAKERS_STORE_URL"}
+    env["XDG_DATA_HOME"] = str(tmp_path / "per-user")  # where the default store would go
+    for attempt in ("first", "again"):
+        result = subprocess.run(
+            [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True,
+            text=True, timeout=120,
+        )  # fmt: skip
+        assert result.returncode == 0, (attempt, result.stderr)
+    if not name.startswith("docs/library.md"):
+        assert not (tmp_path / "per-user" / "makers-store").exists(), "wrote the per-user store"

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..blob import Capabilities
@@ -92,6 +92,8 @@ class ContextWindow:
     ``summarized_until``; ``messages`` are the newest ``last`` after it,
     oldest first. ``truncated``: older messages after the mark were left out
     (more than ``last`` are not yet summarised: time to summarise).
+    ``left_out_results``: the ids of the tool results the cut left out as
+    well, because their call fell outside the window (oldest first).
 
     ``to_openai_input(window)`` and ``to_anthropic_request(window)`` put the
     summary where each API takes it (:attr:`system_text`)."""
@@ -101,6 +103,7 @@ class ContextWindow:
     messages: list[Message]
     summarized_until: str | None = None
     truncated: bool = False
+    left_out_results: list[str] = field(default_factory=list)
 
     @property
     def system_text(self) -> str | None:
@@ -159,15 +162,17 @@ def read_window(cid: str, last: int, caps: Capabilities) -> Program[ContextWindo
     messages = decode_messages([blob.data for blob in blobs[:last]])
     messages.reverse()  # read newest first
     truncated = len(blobs) > last
+    left_out: list[str] = []
     if truncated:  # cut by count: tool results whose call was cut off would break the input
         while messages and messages[0].role == "tool":
-            del messages[0]
+            left_out.append(messages.pop(0).message_id)
     return ContextWindow(
         cid,
         summary,
         messages,
         summarized_until=None if seq is None else mark,
         truncated=truncated,
+        left_out_results=left_out,
     )
 
 

@@ -6,6 +6,7 @@ non-interactive with stdin and at a terminal. Real processes throughout."""
 from __future__ import annotations
 
 import os
+import re
 import select
 import signal
 import subprocess
@@ -78,6 +79,12 @@ def test_a_new_conversation_each_time_unless_named(scaffold: Server) -> None:
     first = chat(scaffold, "/chat/stream", input="one\n")
     second = chat(scaffold, "/chat/stream", input="two\n")
     assert first.stdout == "Echo #1: one\n" and second.stdout == "Echo #1: two\n"
+    # from a pipe the new conversation's id is said on stderr (issue 32), to go on with -c
+    said = re.fullmatch(r"conversation (chat-[0-9a-f]{8}) \(-c \1 continues it\)\n", first.stderr)
+    assert said, first.stderr
+    again = chat(scaffold, "/chat/stream", "-c", said.group(1), input="three\n")
+    assert again.stdout == "Echo #2: three (your first message was: one)\n"
+    assert again.stderr == ""
 
 
 def test_errors_name_the_route_and_the_exit_code_says_so(scaffold: Server) -> None:

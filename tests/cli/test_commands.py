@@ -66,7 +66,7 @@ def test_msg_append_with_an_id_then_show_update_delete_by_it(
     clash = cli("msg", "append", "c1", "--role", "user", "--content", "bye", "--id", "web-1")
     assert clash.exit_code == 1 and "'web-1' already names another message" in clash.stderr
     bad = cli("msg", "append", "c1", "--role", "user", "--content", "x", "--id", "a\tb")
-    assert bad.exit_code == 2 and "message_id must not hold control characters" in bad.stderr
+    assert bad.exit_code == 2 and "message id must not hold control characters" in bad.stderr
     assert [m.message_id for m in lib.get_messages(conversation_id="c1")] == ["web-1", generated]
     assert "hi" in cli.ok("msg", "show", "c1", "web-1")
     listed = cli.ok("msg", "list", "c1", "--after", "web-1", "--json")
@@ -170,7 +170,7 @@ def test_conv_show_update_clear_delete(cli: Cli, lib: makers_store.SyncContextSt
     meta = lib.get_conversation(conversation_id="c1")
     assert meta is not None and meta.metadata == {"title": "My chat", "n": 3}
     shown = json.loads(cli.ok("conv", "show", "c1", "--json"))
-    assert shown == {**meta.to_dict(), "user_ids": []}
+    assert shown == {**meta.to_dict(), "user_ids": [], "langgraph_checkpoints": []}
     assert "My chat" in cli.ok("conv", "show", "c1")
     assert cli("conv", "update", "c1").exit_code == 2
     assert cli("conv", "update", "c1", "--set", "novalue").exit_code == 2

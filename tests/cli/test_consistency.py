@@ -86,7 +86,8 @@ def test_bare_groups_print_help_and_exit_2_like_the_bare_command(cli: Cli) -> No
     for args in ((), ("conv",), ("msg",), ("state",), ("index",), ("blob",)):
         run = cli(*args, store=False)
         assert run.exit_code == 2, args
-        assert "Usage:" in run.stdout + run.stderr and "Commands:" in run.stdout + run.stderr
+        shown = run.stdout + run.stderr
+        assert "Usage:" in shown and "commands:" in shown.lower()  # the root's: in sections
 
 
 def test_destructive_commands_all_ask_and_declining_writes_nothing_to_stdout(
@@ -196,3 +197,20 @@ def test_static_bash_script_completes_store_paths_and_asks_for_ids(
     monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     assert sorted(complete_bash("--store", url, "msg", "list", "al")) == ["alpha", "alpine"]
     assert complete_bash("--store", url, "msg", "show", "alpha", "") == []  # a MESSAGE_ID
+
+
+def test_a_short_option_means_one_thing_everywhere() -> None:
+    """-c is --conversation in every command that has it (issue 32: it was
+    --content in msg append and update), and so for every short option."""
+    meanings: dict[str, set[str]] = {}
+    for _, command in command_paths(typer.main.get_command(app)):
+        for param in getattr(command, "params", []):
+            longs = [name for name in param.opts if name.startswith("--")]
+            for name in param.opts:
+                if len(name) == 2 and longs:
+                    meanings.setdefault(name, set()).add(longs[0])
+    assert meanings["-c"] == {"--conversation"}
+    several = {short: names for short, names in meanings.items() if len(names) > 1}
+    assert several == {"-n": {"--limit", "--lines", "--last"}}  # how many, everywhere
+    run = run_process("msg", "append", "c1", "-r", "user", "-c", "hi", "--store", "x.db")
+    assert run.returncode == 2 and "-c" in run.stderr

@@ -9,7 +9,7 @@ from tests.cli.conftest import Cli
 
 
 def test_copy_then_copy_again(cli: Cli, tmp_path: Path) -> None:
-    cli.ok("msg", "append", "c1", "-r", "user", "-c", "hello", "-u", "alice")
+    cli.ok("msg", "append", "c1", "-r", "user", "--content", "hello", "-u", "alice")
     cli.ok("state", "set", "c1", "step", '{"n": 1}')
     target = f"sqlite:///{tmp_path}/copy.db"
     first = json.loads(cli.ok("copy", cli.url, target, "--json"))
@@ -25,9 +25,9 @@ def test_copy_then_copy_again(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_copy_reports_extra_blobs_and_prunes(cli: Cli, tmp_path: Path) -> None:
-    cli.ok("msg", "append", "c1", "-r", "user", "-c", "hello")
+    cli.ok("msg", "append", "c1", "-r", "user", "--content", "hello")
     target = Cli(f"sqlite:///{tmp_path}/copy.db")
-    target.ok("msg", "append", "other", "-r", "user", "-c", "x")
+    target.ok("msg", "append", "other", "-r", "user", "--content", "x")
     run = cli("copy", cli.url, target.url)
     assert run.exit_code == 0
     assert "1 conversation and 0 blobs exist only in the destination" in run.stderr

@@ -92,3 +92,25 @@ def test_bash_completion_completes_commands_options_and_values() -> None:
     assert complete_bash("conv", "list", "--order", "") == ["asc", "desc"]
     assert "--follow" in complete_bash("msg", "tail", "c1", "--f")
     assert complete_bash("msg", "append", "c1", "--role", "a") == ["assistant"]
+
+
+def test_the_cli_page_mentions_and_links_every_lifecycle_command() -> None:
+    """docs/cli.md names the lifecycle commands and the Studio's actions and
+    links their sections in lifecycle.md (issue 32)."""
+    page = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    for command, anchor in [
+        ("prune", "retention"),
+        ("vacuum", "vacuum-giving-back-the-space-deletes-leave"),
+        ("doctor", "history-doctor"),
+        ("conv fork", "fork"),
+        ("conv window", "the-context-window-summary-plus-the-latest-messages"),
+        ("conv summarize", "the-context-window-summary-plus-the-latest-messages"),
+    ]:
+        assert f"$ makers-store {command}" in page, command
+        assert f"(lifecycle.md#{anchor})" in page, anchor
+    assert '"Check history"' in page and '"Fork here"' in page
+    lifecycle = (REPO / "docs" / "lifecycle.md").read_text(encoding="utf-8")
+    for heading in ("## Retention", "## Vacuum: giving back the space deletes leave", "## Fork",
+                    "## The context window: summary plus the latest messages",
+                    "## History doctor"):  # fmt: skip
+        assert f"\n{heading}\n" in lifecycle, heading

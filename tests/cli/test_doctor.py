@@ -152,3 +152,24 @@ def test_fix_on_a_terminal(tmp_path: Path) -> None:
     accepted = run_on_terminal("--store", url, "doctor", "--fix", answer="y\n")
     assert accepted.returncode == 1, accepted.terminal  # the orphan result stays
     assert "repaired 2 of 2" in accepted.stdout
+
+
+def test_every_rule_has_a_hint_and_findings_show_it(url: str) -> None:
+    """A hint per rule (issue 32): on the line under each finding and in the
+    JSON, through a real process and pipe."""
+    from makers_store.cli.doctor import _HINTS
+    from makers_store.lifecycle.history_rules import RULES
+    from tests.cli.conftest import run_process
+
+    assert set(_HINTS) == set(RULES)
+    broken(url)
+    run = run_process("--store", url, "doctor")
+    assert run.returncode == 1
+    lines = run.stdout.splitlines()
+    for number, line in enumerate(lines):
+        if not line.startswith(" ") and number + 2 < len(lines):
+            rule = line.split("  ")[1]
+            assert lines[number + 2] == f"    hint: {_HINTS[rule]}", (rule, lines[number + 2])
+    document = json.loads(run_process("--store", url, "doctor", "ghost", "--json").stdout)
+    (finding,) = document["findings"]
+    assert finding["hint"] == _HINTS["orphan-tool-result"]

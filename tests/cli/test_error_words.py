@@ -40,7 +40,10 @@ def test_json_nested_thousands_deep_is_a_named_usage_error(url: str) -> None:
     before = snapshot(url)
     for args, named in (
         (("msg", "append", "c1", "--role", "user", "--content-json", deep), "--content-json"),
-        (("msg", "append", "c1", "--role", "user", "-c", "x", "--meta", f"k={deep}"), "--meta k="),
+        (
+            ("msg", "append", "c1", "-r", "user", "--content", "x", "--meta", f"k={deep}"),
+            "--meta k=",
+        ),
         (("conv", "update", "c1", "--set", f"title={deep}"), "--set title="),
         (("state", "set", "c1", "k", deep), "VALUE"),
     ):
@@ -57,7 +60,7 @@ def test_json_nested_thousands_deep_is_a_named_usage_error(url: str) -> None:
 def test_a_store_below_a_file_is_named_for_reads_and_writes(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("not a directory")
     store = f"{tmp_path}/afile/x.db"
-    for args in (("conv", "list"), ("msg", "append", "c", "-r", "user", "-c", "hi")):
+    for args in (("conv", "list"), ("msg", "append", "c", "-r", "user", "--content", "hi")):
         run = run_process("--store", store, *args)
         assert run.returncode == 2, run.stderr
         assert run.stderr == (
@@ -80,7 +83,7 @@ def test_three_slashes_and_a_relative_path_hint_at_four(tmp_path: Path) -> None:
 
 def test_bad_values_are_in_our_words_with_did_you_mean(url: str) -> None:
     cases = {
-        ("msg", "append", "c1", "--role", "usr", "-c", "x"):
+        ("msg", "append", "c1", "--role", "usr", "--content", "x"):
             "--role must be one of user, assistant, system, tool; got 'usr' (did you mean 'user'?)",
         ("conv", "list", "--limit", "abc"): "--limit must be a whole number; got 'abc'",
         ("conv", "list", "--limit", "0"): "--limit must be at least 1; got '0'",

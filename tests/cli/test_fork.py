@@ -9,9 +9,9 @@ from tests.cli.conftest import Cli
 
 
 def test_fork_whole_and_up_to_a_message(cli: Cli, lib: makers_store.SyncContextStore) -> None:
-    first = cli.ok("msg", "append", "c1", "-r", "user", "-c", "hello", "-u", "alice").strip()
-    cli.ok("msg", "append", "c1", "-r", "assistant", "-c", "hi", "--id", "reply-1")
-    cli.ok("msg", "append", "c1", "-r", "user", "-c", "more")
+    first = cli.ok("msg", "append", "c1", "-r", "user", "--content", "hello", "-u", "alice").strip()
+    cli.ok("msg", "append", "c1", "-r", "assistant", "--content", "hi", "--id", "reply-1")
+    cli.ok("msg", "append", "c1", "-r", "user", "--content", "more")
     cli.ok("state", "set", "c1", "step", '{"n": 1}')
     whole = json.loads(cli.ok("conv", "fork", "c1", "c2", "--json"))
     assert whole["message_count"] == 3
@@ -32,8 +32,8 @@ def test_fork_whole_and_up_to_a_message(cli: Cli, lib: makers_store.SyncContextS
 def test_fork_errors_exit_with_their_codes_and_write_nothing(
     cli: Cli, lib: makers_store.SyncContextStore
 ) -> None:
-    cli.ok("msg", "append", "c1", "-r", "user", "-c", "hello")
-    cli.ok("msg", "append", "taken", "-r", "user", "-c", "mine")
+    cli.ok("msg", "append", "c1", "-r", "user", "--content", "hello")
+    cli.ok("msg", "append", "taken", "-r", "user", "--content", "mine")
     before = lib.admin.counts()
     exists = cli("conv", "fork", "c1", "taken")
     assert (exists.exit_code, "new_id 'taken' already exists") == (1, exists.stderr.strip()[7:])

@@ -56,7 +56,7 @@ def test_non_utf8_arguments_are_usage_errors_naming_the_flag(
     for args, named in (
         ((b"msg", b"append", b"c", b"--role", b"tool", b"--content", b"x\xffy"), "--content"),
         ((b"msg", b"append", b"c", b"-r", b"tool", b"--content=x\xffy"), "--content"),
-        ((b"msg", b"append", b"c\xff", b"-r", b"tool", b"-c", b"x"), "argument"),
+        ((b"msg", b"append", b"c\xff", b"-r", b"tool", b"--content", b"x"), "argument"),
         ((b"state", b"set", b"c", b"k\xed\xa0\x80", b"1"), "argument"),
         ((b"conv", b"update", b"c", b"--set", b"title=\xff"), "--set"),
     ):
@@ -101,7 +101,7 @@ def test_malformed_urls_are_rejected_and_create_nothing(tmp_path: Path) -> None:
         code, err = run_bytes("--store", url, "conv", "list", cwd=tmp_path)
         assert code == 2, (url, err)
         assert err.startswith(f"error: url {url!r}") and "sqlite:///" in err
-        code, err = run_bytes("--store", url, "msg", "append", "c", "-r", "user", "-c", "x",
+        code, err = run_bytes("--store", url, "msg", "append", "c", "-r", "user", "--content", "x",
                               cwd=tmp_path)  # fmt: skip
         assert code == 2, (url, err)
     assert list(tmp_path.iterdir()) == []
@@ -178,7 +178,7 @@ def test_ids_at_the_limit_work_through_every_command(cli: Cli, tmp_path: Path) -
     """256 four-byte characters (issue 12, item 2): appended, listed, shown,
     exported and imported back, on the default SQLite store."""
     cid, key = "😀" * 256, "鍵" * 256
-    cli.ok("msg", "append", cid, "-r", "user", "-c", "hello", "-u", "用" * 256)
+    cli.ok("msg", "append", cid, "-r", "user", "--content", "hello", "-u", "用" * 256)
     cli.ok("state", "set", cid, key, '{"n": 1}')
     listed = json.loads(cli.ok("conv", "list", "--json"))["items"]
     assert [item["conversation_id"] for item in listed] == [cid]

@@ -68,6 +68,6 @@ def test_tool_call_id_stores_the_result_where_the_converters_read_it(tmp_path: P
     )
     assert unpaired.returncode == 0
     assert unpaired.stderr.startswith("warning: a tool message without --tool-call-id")
-    wrong = run_process("--store", url, "msg", "append", "c1", "-r", "user", "-c", "x",
+    wrong = run_process("--store", url, "msg", "append", "c1", "-r", "user", "--content", "x",
                         "--tool-call-id", "call_1")  # fmt: skip
     assert wrong.returncode == 2 and "--tool-call-id goes with --role tool" in wrong.stderr

@@ -53,7 +53,7 @@ NOT_FOUND: dict[str, tuple[tuple[str, ...], str] | None] = {
     "msg search": (("msg", "search", "x", "-c", "nope"), "conversation 'nope' not found"),
     "msg show": (("msg", "show", "c1", "m9"), "message 'm9' not found in conversation 'c1'"),
     "msg update": (
-        ("msg", "update", "c1", "m9", "-c", "x"),
+        ("msg", "update", "c1", "m9", "--content", "x"),
         "message 'm9' not found in conversation 'c1'",
     ),
     "msg delete": (
@@ -161,13 +161,13 @@ def test_counts_have_separators_and_plurals_agree(tmp_path: Path) -> None:
 
 
 def test_json_outputs_name_their_conversation(one: str) -> None:
-    mid = json.loads(run_process("--store", one, "msg", "append", "c1", "-r", "assistant", "-c",
-                                 "yo", "--json").stdout)  # fmt: skip
+    mid = json.loads(run_process("--store", one, "msg", "append", "c1", "-r", "assistant",
+                                 "--content", "yo", "--json").stdout)  # fmt: skip
     assert mid["conversation_id"] == "c1" and mid["message_id"].startswith("msg_")
     shown = json.loads(run_process("--store", one, "msg", "show", "c1", mid["message_id"],
                                    "--json").stdout)  # fmt: skip
     updated = json.loads(run_process("--store", one, "msg", "update", "c1", mid["message_id"],
-                                     "-c", "yo!", "--json").stdout)  # fmt: skip
+                                     "--content", "yo!", "--json").stdout)  # fmt: skip
     (listed,) = json.loads(run_process("--store", one, "msg", "list", "c1", "--json", "--order",
                                        "desc", "-n", "1").stdout)["items"]  # fmt: skip
     tailed = json.loads(run_process("--store", one, "msg", "tail", "c1", "-n", "1",
@@ -190,7 +190,7 @@ def test_every_json_option_prints_json(one: str) -> None:
         "msg show": None,
         "msg update": None,
         "msg tail": ("c1",),
-        "msg append": ("c1", "-r", "user", "-c", "x"),
+        "msg append": ("c1", "-r", "user", "--content", "x"),
         "state get": ("c1", "k"),
         "state list": ("c1",),
         "blob get": ("c/",),
@@ -217,7 +217,8 @@ def test_every_json_option_prints_json(one: str) -> None:
 
 
 def test_memory_stores_are_refused_by_every_command_that_opens_one() -> None:
-    for words in (("conv", "list"), ("msg", "append", "c", "-r", "user", "-c", "x"), ("info",),
+    for words in (("conv", "list"), ("msg", "append", "c", "-r", "user", "--content", "x"),
+                  ("info",),
                   ("studio",)):  # fmt: skip
         run = run_process("--store", "memory://", *words)
         assert run.returncode == 2, (words, run.stderr)

@@ -21,7 +21,8 @@ def test_show_and_list_name_state_only_conversations(tmp_path: Path) -> None:
                                                    "keys"]  # fmt: skip
     assert shown.stdout.split("\n")[2].split() == ["state", "name,", "step"]
     document = json.loads(run_process("--store", url, "conv", "show", "s1", "--json").stdout)
-    assert document == {"conversation_id": "s1", "message_count": 0, "state_keys": ["name", "step"]}
+    assert document == {"conversation_id": "s1", "message_count": 0, "state_keys": ["name", "step"],
+                        "langgraph_checkpoints": []}  # fmt: skip
     assert run_process("--store", url, "conv", "show", "s2").returncode == 3
 
     empty = run_process("--store", url, "conv", "list")
@@ -35,7 +36,7 @@ def test_show_and_list_name_state_only_conversations(tmp_path: Path) -> None:
         ["conversation", "state", "entries"],
         ["s1", "2"],
     ]
-    run_process("--store", url, "msg", "append", "c1", "-r", "user", "-c", "hi")
+    run_process("--store", url, "msg", "append", "c1", "-r", "user", "--content", "hi")
     run_process("--store", url, "state", "set", "s0", "k", "1")
     two = json.loads(
         run_process("--store", url, "conv", "list", "--state-only", "--json", "-n", "1").stdout

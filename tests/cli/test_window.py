@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import makers_store
 from makers_store.lifecycle.context_window import SUMMARY_INTRO
-from tests.cli.conftest import Cli
+from tests.cli.conftest import Cli, run_process
 
 
 def history(lib: makers_store.SyncContextStore) -> list[str]:
@@ -61,3 +62,33 @@ def test_refusals(cli: Cli, lib: makers_store.SyncContextStore) -> None:
     run = cli("conv", "window", "missing")
     assert run.exit_code == 3 and "not found" in run.stderr
     assert cli("conv", "window", "c1", "--last", "0").exit_code == 2
+
+
+def test_a_window_names_the_tool_results_it_cut_from_their_call(tmp_path: Path) -> None:
+    """Run as a user runs it (a subprocess, pipes): `--last 2` cuts between a
+    call and its result, and the cut result is named on stderr and in the JSON;
+    a result whose call was summarised is named too."""
+    url = f"sqlite:///{tmp_path}/s.db"
+    call = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
+    with makers_store.open_sync_store(url) as store:
+        _, called, result, answer = store.append_messages(
+            "c1",
+            [
+                {"role": "user", "content": "weather?"},
+                {"role": "assistant", "content": "", "metadata": {"tool_calls": [call]}},
+                {"role": "tool", "content": "sunny", "metadata": {"tool_call_id": "call_1"}},
+                {"role": "assistant", "content": "It is sunny"},
+            ],
+        )
+    run = run_process("--store", url, "conv", "window", "c1", "--last", "2", "--json")
+    assert run.returncode == 0
+    window = json.loads(run.stdout)
+    assert [m["message_id"] for m in window["messages"]] == [answer]
+    assert window["left_out_results"] == [result] and window["results_without_calls"] == []
+    assert f"left out 1 tool result whose call fell outside the window: {result}\n" in run.stderr
+    with makers_store.open_sync_store(url) as store:
+        store.set_summary("c1", "asked for the weather", until=called)
+    run = run_process("--store", url, "conv", "window", "c1")
+    assert run.returncode == 0 and "sunny" in run.stdout
+    assert f"1 tool result in the window answer a call outside it (summarised): {result} " \
+        "(call call_1)" in run.stderr  # fmt: skip
