@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .copying import CopyReport
     from .errors import (
         BackendError,
+        InvalidHistoryError,
         MemoryConflictError,
         MemoryCorruptError,
         MemoryNotFoundError,
@@ -62,6 +63,7 @@ _SOURCES = {
     ".convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
     ".errors": (
         "BackendError",
+        "InvalidHistoryError",
         "MemoryConflictError",
         "MemoryCorruptError",
         "MemoryNotFoundError",
@@ -124,6 +126,7 @@ __all__ = [
     "IndexCheck",
     "IndexDrift",
     "IndexEntry",
+    "InvalidHistoryError",
     "ListConversationsResult",
     "MemoryConflictError",
     "MemoryCorruptError",

@@ -38,6 +38,7 @@ EXPORTED = [
     "IndexCheck",
     "IndexDrift",
     "IndexEntry",
+    "InvalidHistoryError",
     "ListConversationsResult",
     "MemoryConflictError",
     "MemoryCorruptError",

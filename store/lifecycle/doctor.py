@@ -69,7 +69,6 @@ Everything else is reported only.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -85,14 +84,13 @@ from ..models import Message, fields_dict
 from ..search import BILLED_PAGE, LOCAL_PAGE
 from . import history_rules as rules
 from .history_rules import HistoryChecker, HistoryFinding
+from .tool_pairing import interrupted_id
 
 if TYPE_CHECKING:
     from ..api import ContextStore
 
 #: Messages read per unit of work when looking past a call for its result.
 _WINDOW_BATCH = 50
-#: The client ids of the results the doctor appends start so.
-INTERRUPTED_ID_PREFIX = "interrupted-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,18 +260,6 @@ def _leftovers(cid: str) -> Program[list[str]]:
 
 
 # --- the repairs ---------------------------------------------------------------
-
-
-def interrupted_id(call_id: str) -> str:
-    """The client id of the result the doctor appends for ``call_id``: readable
-    when it fits the id rules, else a digest of the call id."""
-    candidate = INTERRUPTED_ID_PREFIX + call_id
-    try:
-        if validate.client_message_id(candidate) == candidate:
-            return candidate
-    except Exception:  # an id the rules refuse: use its digest instead
-        pass
-    return INTERRUPTED_ID_PREFIX + hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()
 
 
 async def repair_finding(store: ContextStore, finding: HistoryFinding) -> HistoryRepair:
