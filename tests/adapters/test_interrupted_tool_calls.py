@@ -4,14 +4,18 @@ call as interrupted and leaves out outputs without their call, in what it
 returns only; ``strict=True`` raises. A real ``Runner.run`` stopped at a tool
 call (a tool that needs approval, never given) is followed by a turn that
 succeeds against a fake Chat Completions server that refuses, as the real API
-does, a tool call without its result.
+does, a tool call without its result. A real Claude CLI run stopped inside a
+Bash call resumes from the store's transcript, which the store returns as
+stored: the CLI answers the call itself.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,3 +171,127 @@ async def _stopped_then_next_turn(
         )
         assert third.final_output.endswith("last=and now?")
         assert json.dumps(server.requests[-1]["body"]["messages"]).count(INTERRUPTED_RESULT) == 1
+
+
+# --- the Claude Agent SDK: the CLI answers the call itself ----------------------
+
+
+def anthropic_problem(messages: list[dict[str, Any]]) -> str | None:
+    """What the real Messages API says when a turn's tool_use blocks are not
+    answered by the very next user turn's tool_result blocks, or None."""
+    uses: set[str] = set()
+    for message in messages:
+        blocks = message["content"] if isinstance(message["content"], list) else []
+        results = {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
+        if uses - results:
+            return (
+                "messages: `tool_use` ids were found without `tool_result` blocks immediately "
+                f"after: {', '.join(sorted(uses - results))}"
+            )
+        if results - uses:
+            return "messages: unexpected `tool_use_id` found in `tool_result` blocks"
+        uses = {b["id"] for b in blocks if b.get("type") == "tool_use"}
+    return None
+
+
+#: The call the fake model makes on the first request of a session: a long
+#: Bash command, during which the test stops the run.
+SLOW_CALL = {"type": "tool_use", "id": "toolu_slow1", "name": "Bash", "input": {}}
+SLOW_COMMAND = {"command": "python3 -c 'import time; time.sleep(120)'", "description": "wait"}
+
+
+class _ValidatingClaudeHandler(_ToolHandler):
+    def _anthropic_messages(self, body: dict[str, Any]) -> None:
+        messages = body.get("messages") or []
+        problem = anthropic_problem(messages)
+        if problem is not None:
+            error = {"type": "invalid_request_error", "message": problem}
+            self._json(400, {"type": "error", "error": error})
+            return
+        if "slow please" not in json.dumps(messages) or any(
+            m["role"] == "assistant" for m in messages
+        ):
+            super()._anthropic_messages(body)
+            return
+        self._start_stream()
+        usage = {"input_tokens": 1, "output_tokens": 1}
+        message = {
+            "id": "msg_slow",
+            "type": "message",
+            "role": "assistant",
+            "model": "m",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(SLOW_COMMAND)}
+        stop = {"stop_reason": "tool_use", "stop_sequence": None}
+        for event, data in [
+            ("message_start", {"message": message}),
+            ("content_block_start", {"index": 0, "content_block": SLOW_CALL}),
+            ("content_block_delta", {"index": 0, "delta": delta}),
+            ("content_block_stop", {"index": 0}),
+            ("message_delta", {"delta": stop, "usage": {"output_tokens": 1}}),
+            ("message_stop", {}),
+        ]:
+            self._frame({"type": event, **data}, event)
+
+
+async def test_a_claude_run_stopped_in_a_tool_resumes_from_the_store(tmp_path: Path) -> None:
+    """The Claude session load returns the transcript as stored: the CLI that
+    resumes from it answers an unanswered tool_use itself before calling the
+    model, so the store adds nothing (two answers would break the turn)."""
+    from claude_agent_sdk import ClaudeAgentOptions, ResultMessage, query
+    from claude_agent_sdk import project_key_for_directory as project_key
+
+    cwd = tmp_path / "project"
+    cwd.mkdir()
+    with fake_model(_ValidatingClaudeHandler) as server:
+        env = {
+            "ANTHROPIC_BASE_URL": server.base_url.removesuffix("/v1"),
+            "ANTHROPIC_API_KEY": "sk-fake",
+            "IS_SANDBOX": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+        }
+        async with makers_store.open_store(f"sqlite:///{tmp_path}/store.db") as store:
+            sessions = store.claude_session_store()
+            sid = await store.claude_session_binding("chat")
+            key = {"project_key": project_key(cwd), "session_id": sid}
+            options: dict[str, Any] = {
+                "cwd": str(cwd), "env": env, "session_store": sessions, "model": "claude-e2e",
+                "max_turns": 3, "permission_mode": "bypassPermissions", "allowed_tools": ["Bash"],
+            }  # fmt: skip
+
+            async def first_turn() -> None:
+                prompt = ClaudeAgentOptions(session_id=sid, **options)
+                async for _ in query(prompt="slow please", options=prompt):
+                    pass
+
+            run = asyncio.ensure_future(first_turn())
+            for _ in range(300):  # until the model made the call, then stop the run in it
+                if server.requests or run.done():
+                    break
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1.5)  # the CLI starts the command
+            run.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await run
+            stored = await sessions.load(key) or []
+            contents = [json.dumps(e["message"]["content"]) for e in stored if "message" in e]
+            assert any("toolu_slow1" in c and "tool_use" in c for c in contents)
+            assert not any("tool_result" in c for c in contents)  # the call has no result
+
+            resumed = ClaudeAgentOptions(resume=sid, **options)
+            got = [m async for m in query(prompt="hello again", options=resumed)]
+            assert isinstance(got[-1], ResultMessage) and not got[-1].is_error
+            assert (got[-1].result or "").endswith("last=hello again")
+            sent = server.requests[-1]["body"]["messages"]
+            assert anthropic_problem(sent) is None
+            answered = [
+                b for m in sent if isinstance(m["content"], list) for b in m["content"]
+                if b.get("type") == "tool_result" and b.get("tool_use_id") == "toolu_slow1"
+            ]  # fmt: skip
+            assert len(answered) == 1  # by the CLI, once
