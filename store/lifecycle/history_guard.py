@@ -33,7 +33,7 @@ Each fix is logged once per conversation and call, at WARNING on the logger
 calls in one process with bounded memory: the keys logged (conversation id,
 rule, call id) are kept in a least-recently-used set of at most
 :data:`LOGGED_KEYS_MAX` entries, so a fix is logged again only after that
-many other fixes were logged since (about 1 MB at most).
+many other fixes were logged since (a few MB at most, with the longest ids).
 
 ``strict=True`` raises :class:`~makers_store.InvalidHistoryError` (a
 :class:`~makers_store.MemoryValidationError`) naming every finding instead
