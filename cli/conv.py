@@ -34,6 +34,8 @@ from .options import (
 if TYPE_CHECKING:
     from makers_store import ConversationMeta, SyncContextStore
 
+    from .listing import Format
+
 app = typer.Typer(
     help="List, show, update, delete and clear conversations.",
     no_args_is_help=True,
@@ -184,6 +186,14 @@ def list_command(
     after: After = None,
     before: Before = None,
     all_pages: All = False,
+    state_only: Annotated[
+        bool,
+        typer.Option(
+            "--state-only",
+            help="List the conversations that hold only state (no message, so in no "
+            "recency index), with their state entries; walks every conversation id.",
+        ),
+    ] = False,
     format_: FormatOption = None,
     as_json: JsonOutput = False,
 ) -> None:
@@ -194,6 +204,15 @@ def list_command(
     from .listing import Format, chosen, emit_rows
 
     shape = chosen(format_, as_json)
+    if state_only:
+        given = [name for name, value in (("--user", user), ("--find", find),
+                 ("--since", since), ("--until", until), ("--after", after),
+                 ("--before", before)) if value is not None]  # fmt: skip
+        if given:
+            raise UsageProblem(f"--state-only lists conversations without messages: "
+                               f"{', '.join(given)} cannot apply")  # fmt: skip
+        _list_state_only(ctx, limit=None if all_pages else limit, shape=shape)
+        return
     check_cursor_flags(after, before)
     start, end = time_range(since, until)
     filtering = find is not None or start is not None or end is not None
@@ -242,6 +261,13 @@ def list_command(
     if not items:
         stderr().print("no conversations" + (f" for user {user!r}" if user else "")
                        + (" match" if filtering else ""))  # fmt: skip
+        if not (filtering or user or after or before):
+            with open_session(ctx) as session:
+                walk = session.store.admin.iter_state_only_conversations()
+                held = next(walk, None)
+                walk.close()
+            if held is not None:
+                stderr().print("some conversations hold only state: conv list --state-only")
         return
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("conversation", overflow="fold")
@@ -260,6 +286,47 @@ def list_command(
     stdout().print(table)
     if next_cursor:
         stderr().print(f"more: --after {next_cursor}", style="dim")
+
+
+#: The columns of ``conv list --state-only --format csv|tsv``.
+STATE_ONLY_COLUMNS = ("conversation_id", "state_entries")
+
+
+def _list_state_only(ctx: typer.Context, *, limit: int | None, shape: Format) -> None:
+    """``conv list --state-only``: the library's walk, cut at ``limit``."""
+    from itertools import islice
+
+    from .listing import Format, emit_rows
+
+    with open_session(ctx) as session:
+        walk = session.store.admin.iter_state_only_conversations()
+        found = list(islice(walk, None if limit is None else limit + 1))
+        walk.close()
+    more = limit is not None and len(found) > limit
+    found = found[:limit]
+    if shape is Format.json:
+        from .render import emit_json
+
+        emit_json({"items": [item.to_dict() for item in found], "more": more})
+        return
+    if shape is not Format.table:
+        emit_rows(shape, STATE_ONLY_COLUMNS, (item.to_dict() for item in found))
+        return
+    from rich.table import Table
+
+    from .render import cell, stderr, stdout
+
+    if not found:
+        stderr().print("no conversations hold only state")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("conversation", overflow="fold")
+    table.add_column("state entries", justify="right")
+    for item in found:
+        table.add_row(cell(item.conversation_id), f"{item.state_entries:,}")
+    stdout().print(table)
+    if more:
+        stderr().print(f"more: --limit {(limit or 0) * 2} or --all", style="dim")
 
 
 def _require(store: SyncContextStore, conversation_id: str) -> ConversationMeta:
@@ -281,9 +348,15 @@ def show_command(
 ) -> None:
     """Show one conversation: metadata, message count, times, users, state keys."""
     with open_session(ctx) as session:
-        meta = _require(session.store, conversation_id)
-        users = session.store.admin.conversation_users(conversation_id) or []
+        meta = session.store.get_conversation(conversation_id=conversation_id)
         state_keys = sorted(session.state(conversation_id).items())
+        if meta is None and not state_keys:
+            raise NotFound(f"conversation {conversation_id!r} not found")
+        users = [] if meta is None else session.store.admin.conversation_users(conversation_id)
+    if meta is None:  # state.set with no message: no meta, no index entry
+        _show_state_only(conversation_id, state_keys, as_json=as_json)
+        return
+    users = users or []
     if as_json:
         from .render import emit_json
 
@@ -295,6 +368,20 @@ def show_command(
     console.print(conversation_details(meta, users))
     if state_keys:
         console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
+
+
+def _show_state_only(conversation_id: str, state_keys: list[str], *, as_json: bool) -> None:
+    from .render import emit_json, stdout
+    from .text import counted
+
+    if as_json:
+        emit_json({"conversation_id": conversation_id, "message_count": 0,
+                   "state_keys": state_keys})  # fmt: skip
+        return
+    console = stdout()
+    console.print(f"{'conversation':>13}  {conversation_id}")
+    console.print(f"{'messages':>13}  no messages; {counted(len(state_keys), 'state key')}")
+    console.print(f"{'state':>13}  " + ", ".join(state_keys), style="dim")
 
 
 @app.command(

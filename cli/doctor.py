@@ -24,12 +24,11 @@ if TYPE_CHECKING:
     from makers_store.lifecycle.history_rules import HistoryFinding
 
 #: What ``--fix`` does for each kind of repair, as a plan's words.
+#: (each repair's sentence is ``history_rules.REPAIR_WORDS``: the Studio shows it too)
 _REPAIR_WORDS = {
-    "append-interrupted-result": ("append a result saying the call was interrupted",
-                                  "append", "interrupted tool result"),
-    "set-aside-call": ("move the call to metadata.interrupted_tool_calls",
-                       "set aside", "tool call"),
-    "delete-duplicate": ("delete the later copy", "delete", "duplicate message"),
+    "append-interrupted-result": ("append", "interrupted tool result"),
+    "set-aside-call": ("set aside", "tool call"),
+    "delete-duplicate": ("delete", "duplicate message"),
 }  # fmt: skip
 
 ConversationArgument = Annotated[
@@ -149,8 +148,10 @@ def _print_finding(finding: HistoryFinding) -> None:
     if finding.message_ids:
         head += Text("  ") + cell(", ".join(finding.message_ids))
     screen.print(head)
-    repair = _REPAIR_WORDS.get(finding.repair or "")
-    advice = f" [--fix: {repair[0]}]" if repair else ""
+    from makers_store.lifecycle.history_rules import REPAIR_WORDS
+
+    repair = REPAIR_WORDS.get(finding.repair or "")
+    advice = f" [--fix: {repair}]" if repair else ""
     screen.print(Text("    ") + text(finding.description) + Text(advice))
 
 
@@ -192,16 +193,18 @@ def _summary(
 def _plan(repairable: list[HistoryFinding], findings: list[dict[str, Any]], checked: int) -> Plan:
     kinds = Counter(f.repair for f in repairable)
     clauses = [
-        f"{words[1]} {counted(kinds[name], words[2])}"
+        f"{words[0]} {counted(kinds[name], words[1])}"
         for name, words in _REPAIR_WORDS.items()
         if kinds[name]
     ]
     conversations = len({f.conversation_id for f in repairable})
     action = f"{', '.join(clauses)} in {counted(conversations, 'conversation')}"
+    from makers_store.lifecycle.history_rules import REPAIR_WORDS
+
     from .text import printable_line
 
     details = [
-        f"{_REPAIR_WORDS[f.repair][0]}: {printable_line(f.conversation_id)} "
+        f"{REPAIR_WORDS[f.repair]}: {printable_line(f.conversation_id)} "
         f"{printable_line(', '.join(f.message_ids))} ({f.rule})"
         for f in repairable
         if f.repair is not None

@@ -6,6 +6,8 @@ from typing import Any
 
 import typer
 
+from makers_store.text import size_text
+
 from .context import cli_state, open_session
 from .options import JsonOutput
 
@@ -81,13 +83,3 @@ def _reclaimable(backend: dict[str, Any]) -> str:
     count = int(backend["reclaimable_bytes"])
     shown = size_text(count) + (" (an estimate)" if backend.get("reclaimable_estimate") else "")
     return f"{shown}: makers-store vacuum gives it back" if count else shown
-
-
-def size_text(count: int) -> str:
-    """``count`` bytes for people: bytes, KB, MB or GB."""
-    value = float(count)
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{count:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{count:,} bytes"

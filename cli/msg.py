@@ -102,7 +102,7 @@ Meta = Annotated[
     "append",
     epilog=examples(
         'makers-store msg append c_42 --role user --content "Hello" --user u_123',
-        "git diff | makers-store msg append c_42 --role tool --content -",
+        "git diff | makers-store msg append c_42 --role tool --tool-call-id call_1 --content -",
     ),
 )
 def append_command(
@@ -113,6 +113,15 @@ def append_command(
     content_json: ContentJson = None,
     content_file: ContentFile = None,
     meta: Meta = None,
+    tool_call_id: Annotated[
+        str | None,
+        typer.Option(
+            "--tool-call-id",
+            metavar="ID",
+            help="With --role tool: the id of the call this message answers (stored as "
+            "metadata.tool_call_id, where the converters and the doctor read it).",
+        ),
+    ] = None,
     user: Annotated[
         str | None,
         typer.Option(
@@ -136,6 +145,21 @@ def append_command(
 
     _, value = read_content(content, content_json, content_file, required=True)
     metadata = parse_pairs(meta, "--meta") or None
+    if tool_call_id is not None:
+        if role is not Role.tool:
+            raise UsageProblem("--tool-call-id goes with --role tool (a tool result)")
+        if not tool_call_id:
+            raise UsageProblem("--tool-call-id must not be empty")
+        metadata = {**(metadata or {}), "tool_call_id": tool_call_id}
+    elif role is Role.tool and not any(
+        (metadata or {}).get(key) for key in ("tool_call_id", "tool_use_id")
+    ):
+        from .render import stderr
+
+        stderr().print(
+            "warning: a tool message without --tool-call-id answers no call: model APIs "
+            "refuse it (OpenAI) or read it as user text (Anthropic)"
+        )
     with open_session(ctx, create=True) as session:
         appended = session.store.append_message(
             conversation_id=conversation_id,
@@ -431,6 +455,7 @@ def show_command(
     epilog=examples(
         'makers-store msg update c_42 msg_0000000003_ab12cd34ef --content "fixed typo"',
         "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta rating=5",
+        "makers-store msg update c_42 msg_0000000003_ab12cd34ef --meta draft=null",
     ),
 )
 def update_command(
@@ -446,31 +471,50 @@ def update_command(
             "--meta",
             "-m",
             metavar="KEY=VALUE",
-            help="Replace the whole metadata with these entries (repeat for several).",
+            help="Set a metadata key, merged into the metadata (VALUE parsed as JSON when it "
+            "parses, else a string; null deletes the key). Repeat for several.",
         ),
     ] = None,
+    replace_meta: Annotated[
+        bool,
+        typer.Option(
+            "--replace-meta", help="Replace the whole metadata with the --meta entries instead."
+        ),
+    ] = False,
     clear_meta: Annotated[bool, typer.Option("--clear-meta", help="Remove the metadata.")] = False,
     as_json: JsonOutput = False,
 ) -> None:
-    """Replace a message's content and/or its whole metadata."""
+    """Replace a message's content and/or merge into its metadata (--meta k=v;
+    --replace-meta replaces it whole)."""
     from .options import parse_pairs, read_content
 
     has_content, value = read_content(content, content_json, content_file, required=False)
     if meta and clear_meta:
         raise UsageProblem("--meta and --clear-meta are mutually exclusive; pass one")
-    new_meta = parse_pairs(meta, "--meta") if meta else None
+    if replace_meta and not meta:
+        raise UsageProblem("--replace-meta replaces the metadata with the --meta entries: pass "
+                           "--meta KEY=VALUE (or --clear-meta to remove it all)")  # fmt: skip
+    entries = parse_pairs(meta, "--meta") if meta else None
     if not (has_content or meta or clear_meta):
         raise UsageProblem("nothing to change: pass a content option, --meta or --clear-meta")
     with open_session(ctx) as session, _known(conversation_id, message_id):
         store, cid, mid = session.store, conversation_id, message_id
-        if has_content and (meta or clear_meta):
-            message = store.update_message(
-                conversation_id=cid, message_id=mid, content=value, metadata=new_meta
+        if clear_meta or replace_meta:
+            whole = (
+                None if clear_meta else {k: v for k, v in (entries or {}).items() if v is not None}
             )
-        elif has_content:
-            message = store.update_message(conversation_id=cid, message_id=mid, content=value)
+            if has_content:
+                message = store.update_message(
+                    conversation_id=cid, message_id=mid, content=value, metadata=whole
+                )
+            else:
+                message = store.update_message(conversation_id=cid, message_id=mid, metadata=whole)
         else:
-            message = store.update_message(conversation_id=cid, message_id=mid, metadata=new_meta)
+            if has_content:
+                message = store.update_message(conversation_id=cid, message_id=mid, content=value)
+            if entries:
+                # one unit: read, merge, write again if another writer won (store.retry)
+                message = store.merge_message_metadata(cid, mid, patch=entries)
     from .render import emit_json, message_view, stdout
 
     if as_json:
@@ -538,7 +582,11 @@ def tail_command(
     interval: Annotated[
         float,
         typer.Option(
-            "--interval", metavar="SECONDS", min=0.05, help="Seconds between polls with --follow."
+            "--interval",
+            metavar="SECONDS",
+            min=0.05,
+            max=3600,
+            help="Seconds between polls with --follow.",
         ),
     ] = 1.0,
     as_json: JsonOutput = False,

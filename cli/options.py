@@ -96,12 +96,16 @@ ListenPort = Annotated[
 ]
 
 
+#: The forms of a duration, as every help and error names them.
+DURATION_FORMS = "45s, 90min, 12h, 30d, 2w, 6mo"
+
 Since = Annotated[
     str | None,
     typer.Option(
         "--since",
         metavar="TIME",
-        help="From this time: ISO (2026-12-01, 2026-12-01T09:30) or an age (90s, 15m, 2h, 7d, 4w).",
+        help="From this time: ISO (2026-12-01, 2026-12-01T09:30) or an age "
+        f"({DURATION_FORMS}; min is a minute, mo 30 days).",
     ),
 ]
 Until = Annotated[
@@ -109,34 +113,78 @@ Until = Annotated[
     typer.Option("--until", metavar="TIME", help="Up to this time (the same forms as --since)."),
 ]
 
-#: Seconds per unit of an age (``7d``).
-_AGES = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400}
+#: Seconds per unit of a duration. ``m`` alone is no unit: in a cron line
+#: ``--idle-for 6m`` meant six months to one reader and six minutes to
+#: another (issue 32), so minutes are ``min`` and months ``mo`` (30 days).
+_UNITS = {"s": 1, "min": 60, "h": 3600, "d": 86_400, "w": 7 * 86_400, "mo": 30 * 86_400}
+#: The units spelled out (``30 days``, ``2 hours``), singular and plural.
+_UNIT_WORDS = {"sec": "s", "second": "s", "minute": "min", "hour": "h", "hr": "h", "day": "d",
+               "week": "w", "month": "mo"}  # fmt: skip
+#: The longest duration taken (100 years): longer ones name no time a
+#: store holds, and would overflow dates.
+MAX_DURATION_DAYS = 36_500
 
 
-def age_ms(text: str) -> int | None:
-    """An age (``90s``, ``15m``, ``2h``, ``7d``, ``4w``; a fraction too:
-    ``1.5h``) in milliseconds, or None when ``text`` is not one: the one
-    reader of durations, behind ``--since``/``--until`` and ``--idle-for``."""
+def age_ms(text: str, option: str) -> int | None:
+    """A duration (``90s``, ``15min``, ``2h``, ``7d``, ``4w``, ``6mo``; a
+    fraction too: ``1.5h``) in milliseconds, or None when ``text`` is not
+    written as a number and a word: the one reader of durations, behind
+    ``--since``/``--until`` and ``--idle-for``. The unit ``m`` (minutes or
+    months?), an unknown unit and a duration past 100 years are usage
+    errors naming ``option``."""
     import re
 
-    age = re.fullmatch(r"(\d+(?:\.\d+)?)\s*(s|m|min|h|d|w)", text.strip())
-    if age is None:
+    written = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([a-zA-Z]+)", text.strip())
+    if written is None:
         return None
-    return int(float(age.group(1)) * _AGES[age.group(2)] * 1000)
+    amount, unit = float(written.group(1)), written.group(2).lower()
+    if unit not in _UNITS:  # a word (days, hours) or a plural (mins, hrs)
+        singular = unit.removesuffix("s")
+        if singular in _UNIT_WORDS or (singular in _UNITS and singular != "m"):
+            unit = _UNIT_WORDS.get(singular, singular)
+    if unit == "m":
+        raise UsageProblem(
+            f"{option} {text!r}: 'm' could mean minutes or months; write min for minutes "
+            f"({written.group(1)}min) or mo for months of 30 days ({written.group(1)}mo)"
+        )
+    if unit not in _UNITS:
+        raise UsageProblem(
+            f"{option} {text!r}: unknown unit {unit!r}; a duration is a number and one of "
+            f"s, min, h, d, w, mo ({DURATION_FORMS})"
+        )
+    seconds = amount * _UNITS[unit]
+    if not seconds <= MAX_DURATION_DAYS * 86_400:  # inf and huge values alike
+        raise UsageProblem(
+            f"{option} {text!r} is too long: at most {MAX_DURATION_DAYS}d (100 years)"
+        )
+    return int(seconds * 1000)
 
 
 def parse_duration(value: str, option: str) -> timedelta:
-    """A positive age given to ``option`` (``--idle-for 30d``) as a timedelta,
-    or a usage error naming the option."""
+    """A positive duration given to ``option`` (``--idle-for 30d``) as a
+    timedelta, or a usage error naming the option."""
     from datetime import timedelta
 
-    ms = age_ms(value)
+    ms = age_ms(value, option)
     if ms is None or ms <= 0:
         raise UsageProblem(
             f"{option} must be a positive duration: a number and a unit, "
-            f"s, m, h, d or w (45s, 90m, 12h, 30d, 2w); got {value!r}"
+            f"s, min, h, d, w or mo ({DURATION_FORMS}); got {value!r}"
         )
     return timedelta(milliseconds=ms)
+
+
+def spoken_duration(ms: int) -> str:
+    """A duration in the largest unit that says it whole: ``30 days``,
+    ``6 minutes``, ``90 minutes`` (for 1.5h), ``1 second``."""
+    from .text import counted
+
+    for size, unit in ((86_400_000, "day"), (3_600_000, "hour"), (60_000, "minute")):
+        if ms >= size and ms % size == 0:
+            return counted(ms // size, unit)
+    if ms % 1000 == 0:
+        return counted(ms // 1000, "second")
+    return f"{ms / 1000:,.3f} seconds"
 
 
 def parse_time(value: str | None, option: str, *, now_ms: int | None = None) -> int | None:
@@ -149,17 +197,17 @@ def parse_time(value: str | None, option: str, *, now_ms: int | None = None) -> 
         return None
     text = value.strip()
     now = time.time_ns() // 1_000_000 if now_ms is None else now_ms
-    age = age_ms(text)
+    age = age_ms(text, option)
     if age is not None:
         return now - age
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
-    except ValueError:
+        return int(moment.astimezone().timestamp() * 1000)
+    except (ValueError, OverflowError, OSError):
         raise UsageProblem(
             f"{option} must be an ISO time (2026-12-01, 2026-12-01T09:30, with a zone or in "
-            f"local time) or an age (90s, 15m, 2h, 7d, 4w); got {value!r}"
+            f"local time) or an age ({DURATION_FORMS}); got {value!r}"
         ) from None
-    return int(moment.astimezone().timestamp() * 1000)
 
 
 def time_range(since: str | None, until: str | None) -> tuple[int | None, int | None]:

@@ -14,6 +14,7 @@ is deleted: one written since the plan is kept.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from enum import StrEnum
 from typing import Annotated
 
@@ -21,7 +22,16 @@ import typer
 
 from .context import open_session
 from .errors import UsageProblem
-from .options import DryRun, JsonOutput, Plan, UserFilter, Yes, confirmed, parse_duration
+from .options import (
+    DURATION_FORMS,
+    DryRun,
+    JsonOutput,
+    Plan,
+    UserFilter,
+    Yes,
+    confirmed,
+    parse_duration,
+)
 from .text import counted
 
 
@@ -34,7 +44,8 @@ IdleFor = Annotated[
     typer.Option(
         "--idle-for",
         metavar="DURATION",
-        help="Delete conversations whose last write is older than this (45s, 90m, 12h, 30d, 2w).",
+        help=f"Delete conversations whose last write is older than this ({DURATION_FORMS}; "
+        "min is a minute, mo 30 days).",
         show_default=False,
     ),
 ]
@@ -103,13 +114,15 @@ def _prune_idle(
         with api_arguments_as_flags(user_id="user"):
             plan = admin.prune_conversations(idle, user_id=user, dry_run=True)
         whose = "" if user is None else f" of user {user!r}"
+        since = idle_since(plan.cutoff, idle)
         confirmed(
             Plan(
-                f"delete {counted(plan.conversations, 'conversation')}{whose} idle for "
-                f"{idle_for} or more, with {counted(plan.messages, 'message')}",
+                f"delete {counted(plan.conversations, 'conversation')}{whose} idle since "
+                f"{since} or longer, with {counted(plan.messages, 'message')}",
                 destructive=plan.conversations > 0,
                 details=list(plan.conversation_ids),
                 counts={
+                    "cutoff": plan.cutoff,
                     "conversations": plan.conversations,
                     "messages": plan.messages,
                     "conversation_ids": plan.conversation_ids,
@@ -132,6 +145,19 @@ def _prune_idle(
     if written > 0:
         line += f"; kept {counted(written, 'conversation')} written since the plan"
     stderr().print(line)
+
+
+def idle_since(cutoff_ms: int, idle: timedelta) -> str:
+    """The cutoff as a person checks it: ``2026-11-05 10:25 (30 days ago)``,
+    local time, to the second when the duration is under an hour."""
+    from datetime import datetime
+
+    from .options import spoken_duration
+
+    ms = idle // timedelta(milliseconds=1)
+    shape = "%Y-%m-%d %H:%M:%S" if ms < 3_600_000 else "%Y-%m-%d %H:%M"
+    when = datetime.fromtimestamp(cutoff_ms / 1000).astimezone().strftime(shape)
+    return f"{when} ({spoken_duration(ms)} ago)"
 
 
 def _prune_checkpoints(

@@ -14,6 +14,7 @@ import typer
 from .options import ListenHost, ListenPort
 
 if TYPE_CHECKING:
+    from makers_store.emulator.runtime import server
     from makers_store.emulator.runtime.project.routes import RouteTable
 
 
@@ -59,6 +60,19 @@ def _print_routes(routes: RouteTable) -> None:
             f"helpers (not routed: no entry pattern): {shown}"
             + (f" and {more} more" if more > 0 else "")
         )
+
+
+def _print_app(prepared: server.PreparedServe, port: int) -> None:
+    """``app http://127.0.0.1:8088/ (frontend: npx vite, package.json scripts.dev)``:
+    the address to open, before the routes, when the project has a frontend."""
+    from makers_store.emulator.runtime.listening import local_url
+    from makers_store.emulator.runtime.project.frontend import describe
+
+    from .render import stdout
+
+    if prepared.frontend is not None:
+        url = local_url(prepared.options.host, port)
+        stdout().print(f"app {url}/ (frontend: {describe(prepared.frontend)})", whole=True)
 
 
 def warn(message: str) -> None:
@@ -135,6 +149,14 @@ def serve_command(
             help="Lift the platform's cloud-function limits (6 MB body, 120 s per request).",
         ),
     ] = False,
+    no_frontend: Annotated[
+        bool,
+        typer.Option(
+            "--no-frontend",
+            help="Do not start or serve the project's frontend (its dev command, or its built "
+            "outputDirectory); only agents and cloud functions answer.",
+        ),
+    ] = False,
 ) -> None:
     """Run a Makers project's agents/ and cloud-functions/ locally, context injected."""
     _require_serve_extra()
@@ -153,11 +175,13 @@ def serve_command(
             sticky=sticky,
             tools_enabled=not no_tools,
             function_limits=not no_function_limits,
+            frontend=not no_frontend,
         )
     )
     listeners = server.listen(prepared)  # a port in use fails here, before the route table
     for warning in prepared.warnings:
         warn(warning)
+    _print_app(prepared, listeners.public.getsockname()[1])
     _print_routes(prepared.routes)
     server.run(prepared, listeners, on_routes=_print_routes)
 

@@ -14,7 +14,8 @@ def vacuum_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
     the store stays readable meanwhile. SQLite: its free pages, in short
     transactions; PostgreSQL: VACUUM of the store's tables; S3 and memory:
     nothing to do, said so."""
-    from .info import size_text
+    from makers_store.text import size_text
+
     from .render import emit_json, stdout
 
     with open_session(ctx) as session:

@@ -24,12 +24,12 @@ _makers_store_options() {
         "doctor") echo '--fix --dry-run --yes -y --json --store --debug -h --help' ;;
         "prune") echo '--idle-for --checkpoints --user -u --conversation -c --yes -y --dry-run --json --store --debug -h --help' ;;
         "vacuum") echo '--json --store --debug -h --help' ;;
-        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --debug -h --help' ;;
+        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
         "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
         "conv") echo '-h --help' ;;
-        "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
+        "conv list") echo '--user -u --find --since --until --limit -n --order --after --before --all -a --state-only --format --json --store --debug -h --help' ;;
         "conv show") echo '--json --store --debug -h --help' ;;
         "conv fork") echo '--up-to --json --store --debug -h --help' ;;
         "conv update") echo '--set --unset --json --store --debug -h --help' ;;
@@ -38,11 +38,11 @@ _makers_store_options() {
         "conv window") echo '--last -n --as --json --store --debug -h --help' ;;
         "conv summarize") echo '--until --summary --json --store --debug -h --help' ;;
         "msg") echo '-h --help' ;;
-        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --user -u --id --json --store --debug -h --help' ;;
+        "msg append") echo '--role -r --content -c --content-json --content-file --meta -m --tool-call-id --user -u --id --json --store --debug -h --help' ;;
         "msg list") echo '--since --until --limit -n --order --after --before --all -a --format --json --store --debug -h --help' ;;
         "msg search") echo '--conversation -c --user -u --role -r --since --until --limit -n --all -a --format --json --store --debug -h --help' ;;
         "msg show") echo '--json --store --debug -h --help' ;;
-        "msg update") echo '--content -c --content-json --content-file --meta -m --clear-meta --json --store --debug -h --help' ;;
+        "msg update") echo '--content -c --content-json --content-file --meta -m --replace-meta --clear-meta --json --store --debug -h --help' ;;
         "msg delete") echo '--yes -y --dry-run --store --debug -h --help' ;;
         "msg tail") echo '--lines -n --follow -f --interval --json --store --debug -h --help' ;;
         "state") echo '-h --help' ;;
@@ -136,6 +136,7 @@ _makers_store_value() {
         "msg append|--content-file") echo 'file' ;;
         "msg append|--meta") echo 'any' ;;
         "msg append|-m") echo 'any' ;;
+        "msg append|--tool-call-id") echo 'any' ;;
         "msg append|--user") echo 'any' ;;
         "msg append|-u") echo 'any' ;;
         "msg append|--id") echo 'any' ;;

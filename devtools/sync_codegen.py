@@ -53,7 +53,7 @@ from .blob_ops import Blob, BlobInfo
 from .convert import AnthropicRequest, MessageSource
 from .copying import CopyReport
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import StoreCounts
+from .inventory import StateOnlyConversation, StoreCounts
 from .lifecycle.context_window import ContextWindow
 from .lifecycle.doctor import HistoryRepair
 from .lifecycle.history_rules import HistoryFinding

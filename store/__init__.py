@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     )
     from .factory import open_blob_store, open_store
     from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
-    from .inventory import StoreCounts
+    from .inventory import StateOnlyConversation, StoreCounts
     from .lifecycle.context_window import ContextWindow
     from .lifecycle.doctor import HistoryRepair
     from .lifecycle.history_rules import HistoryFinding
@@ -76,7 +76,7 @@ _SOURCES = {
     ),
     ".factory": ("open_blob_store", "open_store"),
     ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
-    ".inventory": ("StoreCounts",),
+    ".inventory": ("StateOnlyConversation", "StoreCounts"),
     ".lifecycle.context_window": ("ContextWindow",),
     ".lifecycle.doctor": ("HistoryRepair",),
     ".lifecycle.history_rules": ("HistoryFinding",),
@@ -140,6 +140,7 @@ __all__ = [
     "PreconditionFailedError",
     "PruneReport",
     "RebuildSummary",
+    "StateOnlyConversation",
     "StateStore",
     "StoreAdmin",
     "StoreChange",

@@ -29,7 +29,7 @@ from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError, MissingExtraError
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import StoreCounts
+from .inventory import StateOnlyConversation, StoreCounts
 from .lifecycle import doctor, retention
 from .lifecycle.doctor import HistoryRepair
 from .lifecycle.history_rules import HistoryFinding
@@ -58,7 +58,9 @@ class StoreAdmin:
     # --- what the store holds ----------------------------------------------
 
     async def counts(self) -> StoreCounts:
-        """Live conversations, their messages, state entries and index entries."""
+        """Live conversations, their messages, state entries and index
+        entries, the users (ids with a per-user index) and the blobs the
+        framework adapters keep."""
         return await inventory.store_counts(self._runner)
 
     async def count_conversations(self) -> int:
@@ -66,12 +68,28 @@ class StoreAdmin:
         the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
         return await inventory.count_conversations(self._runner)
 
+    async def iter_user_ids(self) -> AsyncIterator[str]:
+        """Every user id the store has a per-user index of (the ``user_id`` of
+        appends), in key order: one listing per user, in bounded units of
+        work. ``list_conversations(user_id=...)`` lists each one's conversations."""
+        async for uid in inventory.iter_user_ids(self._runner):
+            yield uid
+
     async def conversation_users(self, conversation_id: str) -> list[str] | None:
         """The user ids whose index lists the conversation (the ``user_id`` of
         its appends), or None when it does not exist. Not a field of
         ConversationMeta, whose fields are the platform's."""
         cid = validate.conversation_id(conversation_id)
         return await inventory.conversation_users(self._runner, cid)
+
+    async def iter_state_only_conversations(self) -> AsyncIterator[StateOnlyConversation]:
+        """The conversations that hold state and no meta (``state.set`` with
+        no message ever appended), with how many state entries each holds.
+        No recency index lists them, so this walks the store's conversation
+        ids (one listing per conversation, in bounded units of work; never
+        one per key): a maintenance read, not a per-request one."""
+        async for item in inventory.iter_state_only(self._runner):
+            yield item
 
     # --- the recency indexes -----------------------------------------------
 

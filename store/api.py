@@ -309,6 +309,35 @@ class ContextStore(FrameworkMethods):
             write=True,
         )
 
+    async def merge_message_metadata(
+        self,
+        conversation_id: str | None = None,
+        message_id: str | None = None,
+        *,
+        patch: Mapping[str, Any] = _UNSET,
+    ) -> Message:
+        """Shallow-merge ``patch`` into one message's metadata (a value of None
+        deletes that key; other keys kept), as ``update_conversation`` merges
+        a conversation's: read and written in one unit of work, so two merges
+        at once both land. Not in the platform's API (its ``updateMessage``
+        replaces the whole metadata, as :meth:`update_message` does). Also
+        ``merge_message_metadata(message_id, patch=...)`` on a bound store."""
+        cid, mid = arguments.message_target(
+            self._conversation_id,
+            conversation_id,
+            message_id,
+            usage="merge_message_metadata(message_id, patch=...)",
+        )
+        given = arguments.required(patch, "patch")
+        if not isinstance(given, Mapping):
+            raise MemoryValidationError(f"patch must be a dict, not {type(given).__name__}")
+        changes = dict(given)
+        validate.metadata_json(changes, argument="patch")
+        now = self._runner.clock()
+        return await self._runner.run(
+            lambda: message_programs.merge_message_metadata(cid, mid, changes, now), write=True
+        )
+
     async def delete_message(
         self, conversation_id: str | None = None, message_id: str | None = None
     ) -> None:

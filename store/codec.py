@@ -203,6 +203,27 @@ def live_record(record: ConversationRecord | None) -> ConversationRecord | None:
     return record if record is not None and record.live else None
 
 
+@dataclass(frozen=True, slots=True)
+class BatchIntent:
+    """The seqs ``first .. first + count - 1`` reserved for one
+    ``append_messages`` call, whose message blobs carry ``token``; with what
+    committing them on the writer's behalf needs (its time, tie and user)."""
+
+    first: int
+    count: int
+    token: str
+    now: int
+    tie: int | None
+    user_id: str | None
+
+    def encode(self) -> list[Any]:
+        return [self.first, self.count, self.token, self.now, self.tie, self.user_id]
+
+    @classmethod
+    def decode(cls, raw: list[Any]) -> BatchIntent:
+        return cls(raw[0], raw[1], raw[2], raw[3], raw[4], raw[5])
+
+
 @dataclass(slots=True)
 class ConversationRecord:
     """The stored meta of one conversation: the public fields plus bookkeeping.
@@ -240,6 +261,9 @@ class ConversationRecord:
     generation: str = ""
     last_tie: int | None = None
     touched_at: int | None = None
+    #: an ``append_messages`` batch in flight on a backend without
+    #: transactions (:class:`BatchIntent`, :mod:`makers_store.appends`)
+    batch: BatchIntent | None = None
 
     def public(self) -> ConversationMeta:
         return ConversationMeta(
@@ -289,6 +313,8 @@ class ConversationRecord:
             record["last_tie"] = self.last_tie
         if self.touched_at is not None:
             record["touched_at"] = self.touched_at
+        if self.batch is not None:
+            record["batch"] = self.batch.encode()
         return _encoder.encode(record).encode("utf-8")
 
     @classmethod
@@ -313,6 +339,7 @@ class ConversationRecord:
                 generation=raw.get("generation", ""),
                 last_tie=raw.get("last_tie"),
                 touched_at=raw.get("touched_at"),
+                batch=BatchIntent.decode(raw["batch"]) if "batch" in raw else None,
             )
         except (KeyError, TypeError) as exc:
             raise MemoryCorruptError(f"conversation meta lacks field {exc}") from None
@@ -333,14 +360,17 @@ def encode_message(
     metadata_json: str,
     updated_at: int | None = None,
     user_id: str | None = None,
+    batch: str | None = None,
 ) -> bytes:
     """Assemble a message record from already-validated JSON fragments, so a
-    large content is serialized exactly once."""
+    large content is serialized exactly once. ``batch``: the token of the
+    batch intent it was written under (:class:`BatchIntent`), a last field."""
     updated = "null" if updated_at is None else str(int(updated_at))
     user = "null" if user_id is None else _encoder.encode(user_id)
+    tail = "" if batch is None else "," + _encoder.encode(batch)
     return (
         f"[1,{_encoder.encode(message_id)},{_encoder.encode(role)},{int(created_at)},"
-        f"{updated},{user},{metadata_json},{content_json}]"
+        f"{updated},{user},{metadata_json},{content_json}{tail}]"
     ).encode()
 
 
@@ -379,6 +409,13 @@ def pending_append(data: bytes) -> tuple[str, int, str | None]:
         return row[1], row[3], row[5]
     except (IndexError, KeyError, TypeError):
         raise MemoryCorruptError("message record is malformed") from None
+
+
+def batch_token(data: bytes) -> str | None:
+    """The batch token of a message record (None: appended on its own)."""
+    row = decode_json(data, what="message")
+    token = row[8] if isinstance(row, list) and len(row) > 8 else None
+    return token if isinstance(token, str) else None
 
 
 def encode_state(value_json: str) -> bytes:

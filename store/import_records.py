@@ -40,6 +40,21 @@ class ImportedConversation:
     metadata: dict[str, Any]
     user_ids: list[str]
     last_tie: int | None = None
+    #: None: a file from before export carried it (derived when replacing)
+    next_seq: int | None = None
+    cleared_below: int = 0
+    touched_at: int | None = None
+    #: the highest seq a generated message id in the metadata names (-1: none)
+    named_seq: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedAlias:
+    """A caller's id whose message was deleted: the place it still names."""
+
+    cid: str
+    client_id: str
+    seq: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +64,10 @@ class ImportedMessage:
     data: bytes
     #: the caller's id, found through an alias (None: a generated id)
     client_id: str | None = None
+    #: the highest seq a generated message id in the metadata names (-1: none)
+    named_seq: int = -1
+    #: the latest time the record shows (created or updated)
+    shown_at: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +79,24 @@ class KeyedRecord:
     name: str
     key: str
     data: bytes
+    #: (state) the highest seq a generated message id in the value names (-1: none)
+    named_seq: int = -1
 
 
-Record = ImportedConversation | ImportedMessage | KeyedRecord | None  # None: the header
+Record = (
+    ImportedConversation | ImportedMessage | ImportedAlias | KeyedRecord | None
+)  # None: the header
+
+
+def named_seq(json_text: str) -> int:
+    """The highest seq that a generated message id in ``json_text`` names
+    (-1: none): a file from before export carried ``next_seq`` gets a next
+    seq past every id it names, so a mark or cursor there keeps its place."""
+    found = [int(seq) for seq in _NAMED_ID.findall(json_text)]
+    return min(max(found), MAX_IMPORTED_SEQ) if found else -1
+
+
+_NAMED_ID = re.compile(rf"msg_(\d{{{keys.SEQ_WIDTH}}})_[a-z0-9]")
 
 
 def _get(raw: dict[str, Any], name: str, kinds: type | tuple[type, ...], what: str) -> Any:
@@ -97,8 +131,7 @@ def _seq(raw: dict[str, Any], mid: str, what: str) -> int:
         seq = given
     if seq is None:
         raise MemoryValidationError(
-            f"{what}: message_id {mid!r} is not msg_<seq>_<suffix>, so the record needs "
-            "a seq field"
+            f"{what}: message_id {mid!r} is not msg_<seq>_<suffix>, so the record needs a seq field"
         )
     if seq < 0 or seq > MAX_IMPORTED_SEQ:
         raise MemoryValidationError(
@@ -169,28 +202,64 @@ def _parse(raw: Any) -> Record:
             raise MemoryValidationError(
                 f"{what}: field 'last_tie' must be an integer 0..{keys.TIE_MAX}; got {tie!r}"
             )
-        return ImportedConversation(cid, created, last, metadata, user_ids, tie)
+        next_seq = None
+        if "next_seq" in raw:
+            next_seq = _get(raw, "next_seq", int, what)
+            if not 0 <= next_seq <= MAX_IMPORTED_SEQ + 1:
+                raise MemoryValidationError(
+                    f"{what}: field 'next_seq' must be 0..{MAX_IMPORTED_SEQ + 1}; got {next_seq}"
+                )
+        cleared = _get(raw, "cleared_below", int, what) if "cleared_below" in raw else 0
+        if not 0 <= cleared <= (MAX_IMPORTED_SEQ + 1 if next_seq is None else next_seq):
+            raise MemoryValidationError(
+                f"{what}: field 'cleared_below' must be 0..next_seq; got {cleared}"
+            )
+        touched = _timestamp(raw, "touched_at", what) if raw.get("touched_at") is not None else None
+        return ImportedConversation(
+            cid,
+            created,
+            last,
+            metadata,
+            user_ids,
+            tie,
+            next_seq,
+            cleared,
+            touched,
+            named_seq(encode_json(metadata, argument="metadata")),
+        )
+    if kind == "alias":
+        mid = validate.client_message_id(_get(raw, "message_id", str, what))
+        if mid is None:
+            raise MemoryValidationError(f"{what}: message_id must be a caller's id")
+        seq = _get(raw, "seq", int, what)
+        if not 0 <= seq <= MAX_IMPORTED_SEQ:
+            raise MemoryValidationError(f"{what}: field 'seq' must be 0..{MAX_IMPORTED_SEQ}")
+        return ImportedAlias(cid, mid, seq)
     if kind == "message":
         mid = validate.message_id(_get(raw, "message_id", str, what))
         client_id = None if keys.seq_of_message_id(mid) is not None else mid
         validate.client_message_id(client_id)
         seq = _seq(raw, mid, what)
         updated = _timestamp(raw, "updated_at", what) if raw.get("updated_at") is not None else None
+        created = _timestamp(raw, "created_at", what)
+        metadata_json = validate.metadata_json(raw.get("metadata"))
         data = encode_message(
             message_id=mid,
             role=validate.role(_get(raw, "role", str, what)),
             content_json=validate.content_json(raw.get("content")),
-            created_at=_timestamp(raw, "created_at", what),
-            metadata_json=validate.metadata_json(raw.get("metadata")),
+            created_at=created,
+            metadata_json=metadata_json,
             updated_at=updated,
         )
-        return ImportedMessage(cid, seq, data, client_id)
+        shown = max(created, updated or 0)
+        return ImportedMessage(cid, seq, data, client_id, named_seq(metadata_json), shown)
     if kind == "state":
         name = validate.state_key(_get(raw, "key", str, what))
         if "value" not in raw:
             raise MemoryValidationError(f"{what} lacks the field 'value'")
-        value = encode_state(encode_json(raw["value"], argument="value"))
-        return KeyedRecord("state", cid, name, keys.state_key(cid, name), value)
+        value_json = encode_json(raw["value"], argument="value")
+        key = keys.state_key(cid, name)
+        return KeyedRecord("state", cid, name, key, encode_state(value_json), named_seq(value_json))
     if kind == "adapter":
         path = _adapter_path(raw, what)
         key = keys.current_form(keys.adapters_prefix(cid) + path)
@@ -222,6 +291,8 @@ class Group:
     client_ids: set[str] = field(default_factory=set)
     state_names: set[str] = field(default_factory=set)
     adapter_paths: set[str] = field(default_factory=set)
+    alias_line: int = 0
+    aliases: dict[str, int] = field(default_factory=dict)
 
     def add(self, number: int, record: Record) -> None:
         self.last_line = number
@@ -250,6 +321,13 @@ class Group:
                 self.client_ids.add(record.client_id)
             self.message_line = self.message_line or number
             self.seqs.add(record.seq)
+        elif isinstance(record, ImportedAlias):
+            if record.client_id in self.aliases:
+                raise MemoryValidationError(
+                    f"line {number}: a second alias of id {record.client_id!r} in {self.cid!r}"
+                )
+            self.alias_line = self.alias_line or number
+            self.aliases[record.client_id] = record.seq
         elif isinstance(record, KeyedRecord):
             seen = self.state_names if record.kind == "state" else self.adapter_paths
             label = "state key" if record.kind == "state" else "adapter path"
@@ -260,11 +338,26 @@ class Group:
             seen.add(record.name)
 
     def close(self) -> None:
-        if self.seqs and self.conversation is None:
+        if (self.seqs or self.aliases) and self.conversation is None:
             raise MemoryValidationError(
-                f"line {self.message_line}: messages of conversation_id {self.cid!r} "
-                "but no conversation record for it"
+                f"line {self.message_line or self.alias_line}: messages of conversation_id "
+                f"{self.cid!r} but no conversation record for it"
             )
+        if self.conversation is None:
+            return
+        low, high = self.conversation.cleared_below, self.conversation.next_seq
+        if self.seqs and (min(self.seqs) < low or (high is not None and max(self.seqs) >= high)):
+            raise MemoryValidationError(
+                f"line {self.message_line}: the messages of conversation_id {self.cid!r} "
+                "must have sequences from its cleared_below up to below its next_seq"
+            )
+        for client_id, seq in self.aliases.items():
+            if client_id in self.client_ids or seq < low or (high is not None and seq >= high):
+                raise MemoryValidationError(
+                    f"line {self.alias_line}: the alias of {client_id!r} in conversation_id "
+                    f"{self.cid!r} must name a place below its next_seq that no message "
+                    "with that id holds"
+                )
 
 
 def grouped(

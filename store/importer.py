@@ -5,8 +5,9 @@ one is bad; the error names the line; see :mod:`makers_store.import_records`),
 then the records are written. Each conversation in the file *replaces* the
 one with that id, in one unit of work (:mod:`makers_store.replacing`):
 afterwards its messages (with their ids and timestamps), metadata, users,
-state and adapter data are exactly the file's, and ``next_seq`` is
-recomputed from the message ids; until then it reads as it was, whether the
+state, adapter data, ``next_seq`` and last-write stamp are exactly the
+file's (a file from before they were exported: derived, see
+:func:`makers_store.replacing.replace_conversation`); until then it reads as it was, whether the
 import fails, is interrupted or is read meanwhile. Conversations not in the
 file are untouched, so importing the same file twice leaves the same store.
 """

@@ -106,17 +106,62 @@ class StoreCounts:
     messages: int
     state_entries: int
     index_entries: int
+    #: user ids with a per-user index (each ``user_id`` appends were made with)
+    users: int = 0
+    #: blobs the framework adapters keep (LangGraph checkpoints and writes,
+    #: Claude transcripts, LangGraph store items) under conversation ids
+    adapter_blobs: int = 0
 
     def to_dict(self) -> dict[str, int]:
         return fields_dict(self)
 
 
-def _state_counts(conversations: list[tuple[str, ConversationRecord | None]]) -> Program[int]:
-    total = 0
+def _owned_counts(
+    conversations: list[tuple[str, ConversationRecord | None]],
+) -> Program[tuple[int, int]]:
+    """(state entries, adapter blobs) of ``conversations``."""
+    state = adapter = 0
     for cid, record in conversations:
         gen = "" if record is None else record.generation
-        total += yield from count_keys(keys.state_prefix(cid, gen))
-    return total
+        state += yield from count_keys(keys.state_prefix(cid, gen))
+        adapter += yield from count_keys(keys.adapters_prefix(cid))
+    return state, adapter
+
+
+def user_page(start_after: str | None, limit: int) -> Program[tuple[list[str], str | None]]:
+    """Up to ``limit`` user ids with a per-user index (``i/u/{user}/``), in key
+    order, after the position ``start_after``: one listing per user (skip-scan);
+    returns them and the position to continue from (None when the walk is
+    over). A bounded user id is read from the meta of the conversation its
+    first entry names."""
+    found: list[str] = []
+    position = start_after
+    while len(found) < limit:
+        batch = yield from list_keys(keys.INDEX_USERS, start_after=position, limit=1)
+        if not batch:
+            return found, None
+        key = batch[0].key
+        segment = key[len(keys.INDEX_USERS) :].split("/", 1)[0]
+        uid = keys.id_of_segment(segment)
+        parsed = keys.parse_any_index_key(key) if uid is None else None
+        if parsed is not None:
+            record = (yield from load_meta_at(keys.meta_key_of_segment(parsed[3])))[0]
+            users = record.user_ids if record is not None else ()
+            uid = next((u for u in users if keys.id_segment(u) == segment), None)
+        found.append(segment if uid is None else uid)
+        position = prefix_end(f"{keys.INDEX_USERS}{segment}/")  # never None: ends with "/"
+    return found, position
+
+
+async def iter_user_ids(runner: UnitRunner) -> AsyncIterator[str]:
+    """Every user id with a per-user index, in key order, ``CONVERSATION_BATCH``
+    users per unit of work."""
+
+    async def read(position: str | None) -> tuple[list[str], str | None]:
+        return await runner.run(lambda: user_page(position, CONVERSATION_BATCH), write=False)
+
+    async for uid in paging.items(read):
+        yield uid
 
 
 def _index_count() -> Program[int]:
@@ -124,8 +169,9 @@ def _index_count() -> Program[int]:
 
 
 async def store_counts(runner: UnitRunner) -> StoreCounts:
-    """Live conversations, their messages, state entries and index entries."""
-    conversations = messages = state_entries = 0
+    """Live conversations, their messages, state entries, index entries,
+    users and adapter blobs."""
+    conversations = messages = state_entries = adapter_blobs = 0
     pending: list[tuple[str, ConversationRecord | None]] = []
     async for cid, record in iter_conversations(runner):
         if record is not None and not record.live:
@@ -135,13 +181,57 @@ async def store_counts(runner: UnitRunner) -> StoreCounts:
             messages += record.message_count
         pending.append((cid, record))
         if len(pending) == CONVERSATION_BATCH:
-            count = functools.partial(_state_counts, pending)
-            state_entries += await runner.run(count, write=False)
+            count = functools.partial(_owned_counts, pending)
+            state, adapter = await runner.run(count, write=False)
+            state_entries, adapter_blobs = state_entries + state, adapter_blobs + adapter
             pending = []
     if pending:
-        state_entries += await runner.run(lambda: _state_counts(pending), write=False)
+        state, adapter = await runner.run(lambda: _owned_counts(pending), write=False)
+        state_entries, adapter_blobs = state_entries + state, adapter_blobs + adapter
     index_entries = await runner.run(_index_count, write=False)
-    return StoreCounts(conversations, messages, state_entries, index_entries)
+    users = 0
+    async for _ in iter_user_ids(runner):
+        users += 1
+    return StoreCounts(conversations, messages, state_entries, index_entries, users, adapter_blobs)
+
+
+# --- conversations that hold only state ------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class StateOnlyConversation:
+    """A conversation id that owns state entries but no meta: ``state.set``
+    on a conversation nobody appended to. No recency index lists it (entries
+    are made by appends and metadata updates), so ``list_conversations``
+    never returns it; :meth:`StoreAdmin.iter_state_only_conversations` finds it."""
+
+    conversation_id: str
+    state_entries: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return fields_dict(self)
+
+
+def _state_only(found: list[Found]) -> Program[list[StateOnlyConversation]]:
+    """Of ``found``, those without meta that own state, with their entry count
+    (one listing per candidate; a conversation with meta costs nothing more)."""
+    out: list[StateOnlyConversation] = []
+    for cid, record in found:
+        if record is not None:
+            continue
+        entries = yield from count_keys(keys.state_prefix(cid))
+        if entries:
+            out.append(StateOnlyConversation(cid, entries))
+    return out
+
+
+async def iter_state_only(runner: UnitRunner) -> AsyncIterator[StateOnlyConversation]:
+    """Every conversation holding state and no meta, in key order. The walk
+    is the skip-scan of :func:`conversation_pages` (one listing per
+    conversation, never one per message or state entry), in bounded units."""
+    async for page in conversation_pages(runner):
+        for item in await runner.run(functools.partial(_state_only, page), write=False):
+            yield item
 
 
 async def conversation_users(runner: UnitRunner, conversation_id: str) -> list[str] | None:

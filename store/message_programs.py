@@ -8,10 +8,10 @@ A message blob is visible only below meta's ``next_seq`` and at or above its
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
-from . import keys
+from . import keys, validate
 from .blob import Capabilities
 from .blob_ops import Entry, Op, Program, delete_many, list_keys, put, scan
 from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
@@ -159,7 +159,42 @@ def update_message(
     metadata_json: str | None,
     now: int,
 ) -> Program[Message]:
+    return (yield from _rewrite(cid, message_id, now, content_json, lambda _: metadata_json))
+
+
+def merge_message_metadata(
+    cid: str, message_id: str, patch: dict[str, Any], now: int
+) -> Program[Message]:
+    """Shallow-merge ``patch`` into one message's metadata (a value of None
+    deletes its key), read and written in one unit: the write is conditional
+    on the message blob read, so a concurrent change makes the unit run again
+    on the new metadata instead of being overwritten."""
+
+    def merged(message: Message) -> str:
+        metadata = dict(message.metadata or {})
+        for key, value in patch.items():
+            if value is None:
+                metadata.pop(key, None)
+            else:
+                metadata[key] = value
+        if not metadata and message.metadata is None:
+            return validate.metadata_json(None)
+        return validate.metadata_json(metadata, argument="metadata (merged with the stored)")
+
+    return (yield from _rewrite(cid, message_id, now, None, merged))
+
+
+def _rewrite(
+    cid: str,
+    message_id: str,
+    now: int,
+    content_json: str | None,
+    metadata_of: Callable[[Message], str | None],
+) -> Program[Message]:
+    """Write one message again with new content (None: the same) and the
+    metadata ``metadata_of(message)`` gives (None: the same)."""
     record, meta_etag, seq, message, blob_etag = yield from _find_message(cid, message_id)
+    metadata_json = metadata_of(message)  # checked before anything is written
     yield from touch(cid, record, meta_etag, now)  # the last write (lifecycle.activity)
     if content_json is None:
         content_json = encode_json(message.content, argument="content")

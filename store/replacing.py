@@ -44,7 +44,13 @@ from . import keys, names
 from .blob_ops import Op, Program, delete, delete_many, list_keys, put, segments_under
 from .clock import IdSource
 from .codec import ConversationRecord
-from .import_records import ImportedConversation, ImportedMessage, KeyedRecord, Record
+from .import_records import (
+    ImportedAlias,
+    ImportedConversation,
+    ImportedMessage,
+    KeyedRecord,
+    Record,
+)
 from .programs import (
     add_index_entries,
     delete_range,
@@ -75,6 +81,8 @@ def replace_conversation(
             gen = new_generation()
     imported: ImportedConversation | None = None
     seqs: list[int] = []
+    named = -1  # the highest seq an id in the file's records names
+    shown = 0  # the latest time they show
     state_names: set[str] = set()
     adapter_paths: set[str] = set()
     adapters = keys.adapters_prefix(cid)
@@ -83,12 +91,16 @@ def replace_conversation(
             imported = item
         elif isinstance(item, ImportedMessage):
             seqs.append(item.seq)
+            named, shown = max(named, item.named_seq), max(shown, item.shown_at)
             yield from put(keys.message_key(cid, item.seq, gen), item.data)
             if item.client_id is not None:
                 yield from put(
                     keys.alias_key(cid, item.client_id, gen), keys.encode_alias(item.seq)
                 )
+        elif isinstance(item, ImportedAlias):
+            yield from put(keys.alias_key(cid, item.client_id, gen), keys.encode_alias(item.seq))
         elif isinstance(item, KeyedRecord) and item.kind == "state":
+            named = max(named, item.named_seq)
             state_names.add(item.name)
             yield from put(keys.state_key(cid, item.name, gen), item.data)
         elif isinstance(item, KeyedRecord) and item.kind == "adapter":
@@ -112,11 +124,15 @@ def replace_conversation(
             last_message_at=imported.last_message_at,
             message_count=len(seqs),
             metadata=dict(imported.metadata),
-            next_seq=max(seqs) + 1 if seqs else 0,
+            next_seq=imported.next_seq if imported.next_seq is not None else 0,
+            cleared_below=imported.cleared_below,
             user_ids=list(imported.user_ids),
             generation=gen,
             last_tie=imported.last_tie,
+            touched_at=imported.touched_at,
         )
+        if imported.next_seq is None:
+            _derive(new, max(named, imported.named_seq, *seqs), shown)
         after = index_keys(cid, new)
         yield from add_index_entries(before, after)
         yield from save_meta(cid, new, etag)  # the swap
@@ -127,6 +143,19 @@ def replace_conversation(
     yield from _delete_unlisted(adapters, lambda key: key[len(adapters) :] in adapter_paths)
     # Names of bounded ids last: a file from before they existed lacks them.
     yield from names.remember(cid, *state_names)
+
+
+def _derive(record: ConversationRecord, named: int, shown: int) -> None:
+    """What a file from before export carried ``next_seq`` and ``touched_at``
+    says of them, the safe way: the next seq is past every message id the
+    conversation's records name (its messages' and those in metadata and
+    state: a summary mark, a cursor kept by the app), so no deleted
+    message's seq is handed out again while something names it; the last
+    write is no older than any time the records show (a message's update),
+    so retention never finds the import idler than the file shows."""
+    record.next_seq = max(record.next_seq, named + 1, record.cleared_below)
+    if shown > record.last_message_at:
+        record.touched_at = shown
 
 
 def _generations(cid: str) -> Generator[Op, Any, set[str]]:

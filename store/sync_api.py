@@ -18,7 +18,7 @@ from .blob_ops import Blob, BlobInfo
 from .convert import AnthropicRequest, MessageSource
 from .copying import CopyReport
 from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import StoreCounts
+from .inventory import StateOnlyConversation, StoreCounts
 from .lifecycle.context_window import ContextWindow
 from .lifecycle.doctor import HistoryRepair
 from .lifecycle.history_rules import HistoryFinding
@@ -209,6 +209,15 @@ iteration starts."""
 ``update_message(message_id, content=..., metadata=...)`` on a bound store."""
         return self._portal.call(self._async.update_message(conversation_id, message_id, content, metadata))
 
+    def merge_message_metadata(self, conversation_id: str | None=None, message_id: str | None=None, *, patch: Mapping[str, Any]=_UNSET) -> Message:
+        """Shallow-merge ``patch`` into one message's metadata (a value of None
+deletes that key; other keys kept), as ``update_conversation`` merges
+a conversation's: read and written in one unit of work, so two merges
+at once both land. Not in the platform's API (its ``updateMessage``
+replaces the whole metadata, as :meth:`update_message` does). Also
+``merge_message_metadata(message_id, patch=...)`` on a bound store."""
+        return self._portal.call(self._async.merge_message_metadata(conversation_id, message_id, patch=patch))
+
     def delete_message(self, conversation_id: str | None=None, message_id: str | None=None) -> None:
         """Delete one message. Also ``delete_message(message_id)`` on a bound store."""
         return self._portal.call(self._async.delete_message(conversation_id, message_id))
@@ -344,7 +353,9 @@ class SyncStoreAdmin:
         self._portal = portal
 
     def counts(self) -> StoreCounts:
-        """Live conversations, their messages, state entries and index entries."""
+        """Live conversations, their messages, state entries and index
+entries, the users (ids with a per-user index) and the blobs the
+framework adapters keep."""
         return self._portal.call(self._async.counts())
 
     def count_conversations(self) -> int:
@@ -352,11 +363,25 @@ class SyncStoreAdmin:
 the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
         return self._portal.call(self._async.count_conversations())
 
+    def iter_user_ids(self) -> Generator[str, None, None]:
+        """Every user id the store has a per-user index of (the ``user_id`` of
+appends), in key order: one listing per user, in bounded units of
+work. ``list_conversations(user_id=...)`` lists each one's conversations."""
+        return self._portal.iterate(self._async.iter_user_ids())
+
     def conversation_users(self, conversation_id: str) -> list[str] | None:
         """The user ids whose index lists the conversation (the ``user_id`` of
 its appends), or None when it does not exist. Not a field of
 ConversationMeta, whose fields are the platform's."""
         return self._portal.call(self._async.conversation_users(conversation_id))
+
+    def iter_state_only_conversations(self) -> Generator[StateOnlyConversation, None, None]:
+        """The conversations that hold state and no meta (``state.set`` with
+no message ever appended), with how many state entries each holds.
+No recency index lists them, so this walks the store's conversation
+ids (one listing per conversation, in bounded units of work; never
+one per key): a maintenance read, not a per-request one."""
+        return self._portal.iterate(self._async.iter_state_only_conversations())
 
     def check_index(self) -> IndexCheck:
         """Compare every index entry with the conversations' metas, and every

@@ -43,3 +43,13 @@ def printable_line(text: str) -> str:
     """:func:`printable`, and newlines and tabs escaped too (one line of a table
     or a log, which a value must not break in two)."""
     return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
+def size_text(count: int) -> str:
+    """``count`` bytes for people: bytes, KB, MB or GB (the CLI's and the Studio's)."""
+    value = float(count)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{count:,} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count:,} bytes"

@@ -6,14 +6,27 @@ needs (``user_ids``, adapter data)::
 
     {"type":"header","format":"makers-store-export","version":1}
     {"type":"conversation","conversation_id":..,"created_at":..,"last_message_at":..,
-     "message_count":..,"metadata":{..},"user_ids":[..],"last_tie":..}   (last_tie if set)
+     "message_count":..,"metadata":{..},"user_ids":[..],"last_tie":..,
+     "next_seq":..,"cleared_below":..,"touched_at":..}
+                        (last_tie, cleared_below, touched_at only if set)
     {"type":"message","conversation_id":..,"message_id":..,"role":..,"content":..,
      "created_at":..,"metadata":..,"updated_at":..,"seq":..}
                         (updated_at only if set; seq only for a caller's own id,
                          which does not name its place as msg_<seq>_... does)
+    {"type":"alias","conversation_id":..,"message_id":..,"seq":..}
+                        (a caller's id whose message was deleted: still a place)
     {"type":"state","conversation_id":..,"key":..,"value":..}
     {"type":"adapter","conversation_id":..,"path":..,"data_base64":..}
     {"type":"blob","key":..,"data_base64":..}            (data outside conversations)
+
+Besides what the API shows, a conversation carries what its later behaviour
+depends on: ``next_seq`` (the seq the next append gets: never one a deleted
+message had, so marks and cursors naming deleted messages keep their place),
+``cleared_below`` (where ``clear_messages`` cut), ``touched_at`` (its last
+write other than an append, which retention judges idleness by) and the
+aliases of caller ids whose messages were deleted (marks and cursors naming
+them keep their place too). Files written before these fields existed still
+import (:mod:`makers_store.replacing` derives them).
 
 Export walks the store conversation by conversation, reading values in
 chunks of at most :data:`CHUNK_BYTES` (or one value), so memory never grows
@@ -133,13 +146,14 @@ def _b64(data: bytes) -> str:
 
 
 def _ranges(cid: str, record: ConversationRecord | None) -> list[Range]:
-    """A conversation's messages (only with meta), state and adapter data."""
+    """A conversation's messages and aliases (only with meta), state and adapter data."""
     gen = "" if record is None else record.generation
     found: list[Range] = []
     if record is not None:
         low, high = record.cleared_below, record.next_seq
         start = keys.message_key(cid, low - 1, gen) if low > 0 else None
         found.append((keys.messages_prefix(cid, gen), start, keys.message_key(cid, high, gen)))
+        found.append((keys.aliases_prefix(cid, gen), None, None))
     found.append((keys.state_prefix(cid, gen), None, None))
     found.append((keys.adapters_prefix(cid), None, None))
     return found
@@ -170,7 +184,13 @@ async def export_conversation(
         line = {"type": "conversation", **record.public().to_dict(), "user_ids": record.user_ids}
         if record.last_tie is not None:  # keeps the listing order of one millisecond
             line["last_tie"] = record.last_tie
+        line["next_seq"] = record.next_seq
+        if record.cleared_below:
+            line["cleared_below"] = record.cleared_below
+        if record.touched_at is not None:
+            line["touched_at"] = record.touched_at
         emit(line)
+        held: dict[str, int] = {}  # caller ids of the messages exported, and their seqs
         async for blob in values(section):
             seq = keys.seq_from_message_key(blob.key)
             if seq in record.tombstones:
@@ -180,8 +200,21 @@ async def export_conversation(
             line = {"type": "message", "conversation_id": cid, **message.to_dict()}
             if keys.seq_of_message_id(message.message_id) is None:
                 line["seq"] = seq
+                held[message.message_id] = seq
             emit(line)
-        section += 1
+        prefix = keys.aliases_prefix(cid, record.generation)
+        async for blob in values(section + 1):
+            place = _stale_alias(prefix, blob, record, held)
+            if place is not None:
+                emit(
+                    {
+                        "type": "alias",
+                        "conversation_id": cid,
+                        "message_id": place[0],
+                        "seq": place[1],
+                    }
+                )
+        section += 2
     async for blob in values(section):
         counts.state_entries += 1
         segment = keys.state_segment_of_key(blob.key)
@@ -196,6 +229,20 @@ async def export_conversation(
         counts.adapter_blobs += 1
         path, data = blob.key[len(adapters) :], _b64(blob.data)
         emit({"type": "adapter", "conversation_id": cid, "path": path, "data_base64": data})
+
+
+def _stale_alias(
+    prefix: str, blob: Entry, record: ConversationRecord, held: dict[str, int]
+) -> tuple[str, int] | None:
+    """(caller id, seq) when the alias ``blob`` names a place in the
+    conversation that no exported message with that id holds (its message
+    was deleted): a mark or cursor naming the id keeps that place
+    (:mod:`makers_store.message_lookup`), so the import keeps the alias."""
+    seq = keys.decode_alias(blob.data)
+    mid = keys.id_of_segment(blob.key[len(prefix) :])
+    if mid is None or seq is None or held.get(mid) == seq:
+        return None  # (a bounded id's text is no longer known: its message is gone)
+    return (mid, seq) if record.cleared_below <= seq < record.next_seq else None
 
 
 def _exists(cid: str) -> Program[bool]:

@@ -78,6 +78,7 @@ async def test_admin_counts_users_and_index(store: ContextStore) -> None:
     assert await store.admin.conversation_users("c2") == ["u_1"]
     assert await store.admin.conversation_users("nope") is None
     assert (await store.admin.check_index()).ok
+
     entries = [entry async for entry in store.admin.iter_index_entries()]
     assert len(entries) == 3 and all(entry.current for entry in entries)
     mine = [entry async for entry in store.admin.iter_index_entries(user_id="u_1")]
@@ -90,6 +91,25 @@ async def test_admin_counts_users_and_index(store: ContextStore) -> None:
     summary = await store.admin.rebuild_index(on_conversation=rebuilt.append)
     assert (summary.conversations, summary.created, summary.removed) == (2, 1, 0)
     assert sum(rebuilt) == 2 and (await store.admin.check_index()).ok
+
+
+async def test_admin_lists_and_counts_users_and_framework_blobs(store: ContextStore) -> None:
+    """``iter_user_ids`` walks the per-user indexes (a bounded id read back from
+    its conversation's meta); ``counts`` counts them and the adapters' blobs."""
+    long_user = "u_" + "é" * 150  # escaped, longer than a key segment: bounded
+    await store.append_message("c1", "user", "hi", user_id="u_b")
+    await store.append_message("c2", "user", "hi", user_id="u_a")
+    await store.append_message("c2", "user", "again", user_id="u_b")
+    await store.append_message("c3", "user", "hi", user_id=long_user)
+    await store.append_message("c4", "user", "no user")
+    await store.claude_session_store().append(
+        {"project_key": "p", "session_id": "c4"}, [{"type": "user", "uuid": "e1"}]
+    )
+    users = [uid async for uid in store.admin.iter_user_ids()]
+    assert sorted(users) == sorted(["u_a", "u_b", long_user])
+    counts = await store.admin.counts()
+    assert (counts.users, counts.conversations) == (3, 4)
+    assert counts.adapter_blobs >= 1
 
 
 async def test_admin_export_import_and_copy_between_stores(
@@ -171,3 +191,20 @@ def test_sync_copy_between_two_stores_on_one_portal(tmp_path: Path) -> None:
         portal.call(source.async_store.close())
         portal.call(target.async_store.close())
         portal.stop()
+
+
+async def test_admin_finds_conversations_that_hold_only_state(store: ContextStore) -> None:
+    await store.bind("s_only").state.set("step", 1)
+    await store.bind("s_only").state.set("name", "hello")
+    await store.bind("s_one").state.set("k", True)
+    await store.append_message("with_meta", role="user", content="hi")
+    await store.bind("with_meta").state.set("k", 2)  # state beside messages: not state-only
+    found = [item.to_dict() async for item in store.admin.iter_state_only_conversations()]
+    assert found == [
+        {"conversation_id": "s_one", "state_entries": 1},
+        {"conversation_id": "s_only", "state_entries": 2},
+    ]
+    assert (await store.list_conversations()).items[0].conversation_id == "with_meta"
+    await store.bind("s_one").state.delete("k")
+    await store.append_message("s_only", role="user", content="now it has messages")
+    assert [item async for item in store.admin.iter_state_only_conversations()] == []

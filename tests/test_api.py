@@ -373,3 +373,27 @@ async def test_store_closes_and_bound_stores_share_it(make_store) -> None:  # ty
     assert len(await store.get_messages(conversation_id="c")) == 1
     await store.close()
     await store.close()
+
+
+async def test_merge_message_metadata_merges_in_one_unit(store: ContextStore) -> None:
+    import asyncio
+
+    call = {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+    mid = await store.append_message(
+        "c1", "assistant", "", metadata={"tool_calls": [call], "drop": 1}
+    )
+    merged = await store.merge_message_metadata("c1", mid, patch={"rating": 5, "drop": None})
+    assert merged.metadata == {"tool_calls": [call], "rating": 5}
+    assert (await store.get_message("c1", mid)).metadata == merged.metadata  # type: ignore[union-attr]
+    bound = store.bind("c1")
+    assert (await bound.merge_message_metadata(mid, patch={"n": 0})).metadata["n"] == 0
+    # merges at once all land: each is a read-modify-write in one unit
+    await asyncio.gather(
+        *(store.merge_message_metadata("c1", mid, patch={f"k{n}": n}) for n in range(8))
+    )
+    final = (await store.get_message("c1", mid)).metadata  # type: ignore[union-attr]
+    assert {f"k{n}" for n in range(8)} <= set(final) and final["tool_calls"] == [call]
+    with pytest.raises(MemoryValidationError, match="patch must be a dict"):
+        await store.merge_message_metadata("c1", mid, patch=[1])  # type: ignore[arg-type]
+    with pytest.raises(MemoryNotFoundError):
+        await store.merge_message_metadata("c1", "msg_0000000099_zz", patch={"a": 1})

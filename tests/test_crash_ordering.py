@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from makers_store import ContextStore
+from makers_store import ContextStore, MemoryConflictError
 from makers_store.blob_ops import DeleteMany, Op
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.codec import ConversationRecord
@@ -226,3 +226,65 @@ async def test_concurrent_appends_interleave_without_loss() -> None:
     assert report.ok, report.drift
     assert report.entries == 6 + report.owed
     assert report.owed <= 6 * (STALE_INDEX_BATCH - 1)
+
+
+ID_BATCH = [
+    {"role": "user", "content": "q", "message_id": "client-q"},
+    {"role": "assistant", "content": "r"},
+    {"role": "tool", "content": {"ok": True}, "message_id": "client-t"},
+]
+
+
+@pytest.mark.parametrize("cid", ["a", "new"])
+@pytest.mark.parametrize("batch", [BATCH, ID_BATCH], ids=["generated ids", "caller ids"])
+async def test_a_batch_cut_short_at_any_step_stays_all_or_nothing(
+    cid: str, batch: list[dict[str, Any]]
+) -> None:
+    """Issue 35: a batch killed mid-way was invisible at first, but the next
+    appends committed the messages it had written one by one (a prefix of
+    it). Now whatever is written after a crash at any step, the batch is
+    there whole or not at all, and the call run again adds it once."""
+    base = await seed()
+    done, blobs = open_on(copy(base))
+    await done.append_messages(cid, batch)
+    total = blobs.ops
+    contents = [item["content"] for item in batch]
+    for crash_at in range(total):
+        data = copy(base)
+        store, _ = open_on(data, crash_at)
+        with pytest.raises(Crash):
+            await store.append_messages(cid, batch)
+        survivor, _ = open_on(data)
+        await survivor.append_message(cid, "user", "later")
+        await survivor.append_messages(cid, [{"role": "user", "content": "then"}] * 2)
+        seen = [m.content for m in await survivor.get_messages(cid, limit=100)]
+        found = [n for n in range(len(seen)) if seen[n : n + len(contents)] == contents]
+        assert sum(seen.count(c) for c in contents) == len(found) * len(contents), (
+            f"crash at step {crash_at} of {total}: {seen}"
+        )
+        assert len(found) <= 1
+        await survivor.append_messages(cid, batch)  # the caller runs it again
+        seen = [m.content for m in await survivor.get_messages(cid, limit=100)]
+        again = [n for n in range(len(seen)) if seen[n : n + len(contents)] == contents]
+        expected = 1 if batch is ID_BATCH and found else len(found) + 1
+        assert len(again) == expected, (crash_at, seen)
+        meta = await survivor.get_conversation(cid)
+        assert meta is not None and meta.message_count == len(seen)
+        assert (await check_indexes(survivor.runner)).ok
+
+
+async def test_a_batch_whose_later_caller_id_conflicts_leaves_nothing_stepwise() -> None:
+    store, _ = open_on(MemoryMap())
+    await store.append_message("c", "user", "taken", message_id="held")
+    for _ in range(3):
+        with pytest.raises(MemoryConflictError, match="held"):
+            await store.append_messages(
+                "c",
+                [
+                    {"role": "user", "content": "first", "message_id": "fresh"},
+                    {"role": "user", "content": "second"},
+                    {"role": "user", "content": "other", "message_id": "held"},
+                ],
+            )
+    assert [m.content for m in await store.get_messages("c")] == ["taken"]
+    assert await store.get_message("c", "fresh") is None

@@ -108,6 +108,27 @@ def test_every_page_opens_with_a_paragraph(page: Path) -> None:
     assert not first.startswith(("#", "|", "```", "-")), (page.name, first)
 
 
+#: What docs/studio.md must name, each with the page and anchor it links (issue 32):
+#: the Studio's own actions and the CLI's lifecycle tools it leaves to the CLI.
+STUDIO_LINKS = {
+    "prune": "lifecycle.md#retention",
+    "vacuum": "lifecycle.md#vacuum-giving-back-the-space-deletes-leave",
+    "doctor": "lifecycle.md#history-doctor",
+    "fork": "lifecycle.md#fork",
+    "window": "lifecycle.md#the-context-window-summary-plus-the-latest-messages",
+    "summarize": "lifecycle.md#the-context-window-summary-plus-the-latest-messages",
+    "Check history": "lifecycle.md#history-doctor",
+    "Fork here": "lifecycle.md#fork",
+}
+
+
+def test_the_studio_page_names_and_links_the_lifecycle_tools() -> None:
+    text = (DOCS / "studio.md").read_text(encoding="utf-8")
+    for word, target in STUDIO_LINKS.items():
+        assert word in text, word
+        assert f"]({target})" in text, target
+
+
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
 def test_every_link_resolves(page: Path) -> None:
     for target in re.findall(r"\]\(([^)\s]+)\)", without_code(page.read_text(encoding="utf-8"))):

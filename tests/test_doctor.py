@@ -576,3 +576,66 @@ def found_dict_shape(store: makers_store.SyncContextStore) -> bool:
         "call_id": "nope",
     }
     return True
+
+
+def _arrive_at(step: int, blobs: Any, store: ContextStore) -> Any:
+    """A hook that stores call w1's real result at the ``step``-th step."""
+    seen = 0
+
+    async def arrive() -> None:
+        nonlocal seen
+        seen += 1
+        if seen == step + 1:
+            blobs.hook = None
+            await store.append_message("c1", "tool", "sunny", {"tool_call_id": "w1"})
+
+    return arrive
+
+
+@pytest.mark.parametrize("kind", ["stepwise", "atomic"])
+async def test_a_result_stored_at_any_step_of_the_repair_is_never_answered_twice(
+    kind: str,
+) -> None:
+    """The real result arrives between any two steps of the repair (every
+    operation on a stepwise backend, every unit on an atomic one): the
+    interrupted result is appended only onto the conversation the re-check
+    read, so it never follows a stored real result (issue 35: on S3 the
+    re-check read, then the append went ahead in another unit)."""
+    from makers_store.blob_ops import Op, Program
+    from makers_store.emulator.memory import MemoryBlobStore, StepwiseMemoryBlobStore
+
+    class Stepped(StepwiseMemoryBlobStore):
+        hook: Any = None
+
+        async def execute(self, op: Op) -> Any:
+            if self.hook is not None:
+                await self.hook()
+            return await super().execute(op)
+
+    class Units(MemoryBlobStore):
+        hook: Any = None
+
+        async def run(self, program: Program[Any], *, write: bool) -> Any:
+            if self.hook is not None:
+                await self.hook()
+            return await super().run(program, write=write)
+
+    step = 0
+    while True:
+        blobs = Stepped() if kind == "stepwise" else Units()
+        store = ContextStore(blobs, clock=FixedClock())
+        await store.append_message("c1", "assistant", "", {"tool_calls": [call("w1")]})
+        (found,) = await findings(store)
+        blobs.hook = _arrive_at(step, blobs, store)
+        done = await doctor.repair_finding(store, found)
+        arrived = blobs.hook is None
+        blobs.hook = None
+        contents = [m.content for m in await store.get_messages("c1")][1:]
+        if not arrived:  # the repair ran out of steps first
+            assert contents == [rules.INTERRUPTED_RESULT] and done.repaired
+            break
+        # the real result first means the doctor saw it, or wrote nothing
+        assert contents in (["sunny"], [rules.INTERRUPTED_RESULT, "sunny"]), (step, done)
+        assert done.repaired == (contents[0] == rules.INTERRUPTED_RESULT), (step, done)
+        step += 1
+    assert step > (8 if kind == "stepwise" else 2)

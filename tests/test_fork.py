@@ -530,3 +530,49 @@ async def test_a_fork_reads_as_the_source_up_to_the_cut_whatever_the_interleavin
     for message in fork:
         assert message.content in versions[message.message_id]
     assert meta.message_count == len(fork)
+
+
+@pytest.mark.parametrize("kind", ["stepwise", "atomic"])
+@pytest.mark.parametrize("cut", [0, 5, 11])
+async def test_changes_after_the_cut_never_restart_the_fork(
+    monkeypatch: pytest.MonkeyPatch, kind: str, cut: int
+) -> None:
+    """Between every step of the fork (every operation on a stepwise backend,
+    every unit on an atomic one) another writer appends to the source and
+    deletes a message after the cut: the fork plans once and commits the
+    source up to the cut (issue 35: such deletes restarted it until it gave up)."""
+    from makers_store import transfer
+    from makers_store.lifecycle import fork
+
+    monkeypatch.setattr(transfer, "_LIST_BATCH", 2)  # many pages: many steps to churn between
+    plans = 0
+    planning = fork._plan
+
+    def counted(*args: Any) -> Any:
+        nonlocal plans
+        plans += 1
+        return planning(*args)
+
+    monkeypatch.setattr(fork, "_plan", counted)
+    blobs: BlobStore = SteppedStore() if kind == "stepwise" else UnitStore()
+    store = ContextStore(blobs, clock=FixedClock(), ids=counting_suffixes("a"))
+    writer = ContextStore(blobs, clock=FixedClock(), ids=counting_suffixes("w"))
+    ids = [await store.append_message("src", "user", f"m{n}") for n in range(12)]
+    churned = 0
+
+    async def churn() -> None:
+        nonlocal churned
+        await writer.append_message("src", "assistant", "late")
+        newest = await writer.get_messages("src", order="desc", limit=2)
+        if newest[-1].content == "late":  # the late one before the newest: after any cut
+            await writer.delete_message("src", newest[-1].message_id)
+            churned += 1
+
+    steps = 400
+    blobs.interleaving = Interleaving([churn] * steps, list(range(steps)))  # type: ignore[attr-defined]
+    meta = await store.fork_conversation("src", "new", up_to=ids[cut])
+    blobs.interleaving = None  # type: ignore[attr-defined]
+    assert plans == 1 and churned >= (20 if kind == "stepwise" else 5)
+    expected = ids[: cut + 1]
+    assert [m.message_id async for m in store.iter_messages("new")] == expected
+    assert meta.message_count == len(expected)

@@ -8,13 +8,17 @@ the same ids at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import makers_store
 from makers_store import (
@@ -26,6 +30,7 @@ from makers_store import (
 from makers_store.emulator.memory import MemoryMap
 from tests.backends import SHARED_BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, copy, open_on
+from tests.test_fork import Interleaving
 from tests.test_multiprocess import all_messages, finish, worker
 
 
@@ -349,3 +354,223 @@ async def test_eight_processes_append_the_same_ids(kind: str, tmp_path: Path) ->
                 assert len(oks) == 1 and mine[0].content == f"w{oks[0]}-{i}"
         meta = await store.get_conversation("shared")
         assert meta is not None and meta.message_count == len(messages)
+
+
+async def test_a_batch_whose_later_id_conflicts_leaves_nothing(store: ContextStore) -> None:
+    """Issue 35: on S3 (and without transactions) the items before the
+    conflicting one stayed stored (56 of 56 losing batches)."""
+    await store.append_message("c", "user", "taken", message_id="held")
+    with pytest.raises(MemoryConflictError, match="held"):
+        await store.append_messages(
+            "c",
+            [
+                {"role": "user", "content": "first", "message_id": "fresh"},
+                {"role": "user", "content": "second"},
+                {"role": "user", "content": "other", "message_id": "held"},
+            ],
+        )
+    assert [m.content for m in await store.get_messages("c")] == ["taken"]
+    assert await store.get_message("c", "fresh") is None
+    # the same call with the held one's own message: the rest is added, once
+    items = [
+        {"role": "user", "content": "first", "message_id": "fresh"},
+        {"role": "user", "content": "taken", "message_id": "held"},
+    ]
+    ids = await store.append_messages("c", items)
+    assert ids == ["fresh", "held"] and await store.append_messages("c", items) == ids
+    assert [m.content for m in await store.get_messages("c")] == ["taken", "first"]
+
+
+async def test_racing_batches_of_shared_ids_are_all_or_nothing_without_transactions() -> None:
+    """Batches and single appends interleaved step by step, their caller ids
+    overlapping: every id ends on one message; a batch that returned is
+    there whole, one that conflicted left nothing of its own."""
+    store, _ = open_on(MemoryMap())
+
+    async def writer(n: int) -> list[tuple[str, list[str]]]:
+        outcomes = []
+        for i in range(6):
+            batch = [
+                {"role": "user", "content": f"w{n}-{i}-a", "message_id": f"own-{n}-{i}"},
+                {"role": "user", "content": "shared", "message_id": f"shared-{i}"},
+                {"role": "user", "content": f"w{n}-{i}-gen"},
+                {"role": "user", "content": f"w{n}", "message_id": f"contended-{i}"},
+            ]
+            try:
+                await store.append_messages("c", batch)
+                outcomes.append(("ok", [f"w{n}-{i}-a", f"w{n}-{i}-gen"]))
+            except MemoryConflictError:
+                outcomes.append(("conflict", [f"w{n}-{i}-a", f"w{n}-{i}-gen"]))
+            await store.append_message("c", "assistant", f"w{n}-single-{i}")
+        return outcomes
+
+    results = await asyncio.gather(*(writer(n) for n in range(4)))
+    messages = await all_messages(store, "c")
+    ids = [m.message_id for m in messages]
+    assert len(ids) == len(set(ids))
+    contents = [m.content for m in messages]
+    for outcomes in results:
+        for outcome, own in outcomes:
+            assert all(contents.count(c) == (1 if outcome == "ok" else 0) for c in own), (
+                outcome,
+                own,
+            )
+    for i in range(6):  # one writer's batch holds contended-i, and only theirs went in
+        winner = (await store.get_message("c", f"contended-{i}")).content  # type: ignore[union-attr]
+        n = int(winner[1:])
+        assert results[n][i][0] == "ok"
+        assert [w for w in range(4) if results[w][i][0] == "ok"] == [n]
+    meta = await store.get_conversation("c")
+    assert meta is not None and meta.message_count == len(messages)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", SHARED_BACKENDS)
+async def test_a_batch_writer_killed_anywhere_leaves_each_batch_all_or_nothing(
+    kind: str, tmp_path: Path
+) -> None:
+    """Issue 35: a SIGKILL mid-call left a stored prefix of the batch on S3
+    (5 of 12 kills). Killed a dozen times at random moments, with another
+    writer appending after each kill, every batch is there whole or not at all."""
+    import os
+    import random
+    import signal
+
+    url = backend_url(kind, tmp_path)
+    rng = random.Random(35)
+    acknowledged: dict[str, int] = {}
+    kills = 12 if kind != "s3" else 6
+    async with makers_store.open_store(url) as store:
+        for kill in range(kills):
+            proc = worker("batches", url, "c", f"k{kill}")
+            assert proc.stdout is not None
+            assert proc.stdout.readline().strip() == "0", proc.stderr
+            await asyncio.sleep(rng.uniform(0.0, 0.2))
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            printed = proc.stdout.read().split()
+            acknowledged[f"k{kill}"] = max([0, *(int(line) for line in printed)])
+            proc.stdout.close()
+            if proc.stderr:
+                proc.stderr.close()
+            await store.append_message("c", "user", f"after kill {kill}")  # finds what is left
+        await store.append_messages("c", [{"role": "user", "content": "last"}] * 2)
+        messages = await all_messages(store, "c")
+    contents = [m.content for m in messages]
+    for tag, last in acknowledged.items():
+        for i in range(last + 3):
+            count = contents.count(f"{tag}-{i}")
+            assert count in (0, 3), (tag, i, count)
+            assert count == 3 or i > last, (tag, i)
+            if count:
+                at = contents.index(f"{tag}-{i}")
+                assert contents[at : at + 3] == [f"{tag}-{i}"] * 3
+    assert len({m.message_id for m in messages}) == len(messages)
+
+
+BATCH_RACE = st.lists(
+    st.tuples(
+        st.integers(0, 60),
+        st.sampled_from(["same id", "same id, other content", "append", "delete", "kill"]),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(actions=BATCH_RACE)
+def test_a_batch_with_caller_ids_is_all_or_nothing_whatever_writes_between_its_steps(
+    actions: list[tuple[int, str]],
+) -> None:
+    """Another writer acts between chosen operations of an append_messages
+    call with caller ids, on a backend without transactions: it appends one
+    of the batch's ids (with the batch's content or another), appends or
+    deletes a message, or the batch's writer dies there. The batch is then
+    there whole, or (a conflict, a death) not at all, and each id is held
+    once."""
+    asyncio.run(_batch_race(actions))
+
+
+async def _batch_race(actions: list[tuple[int, str]]) -> None:
+    from makers_store.blob_ops import Op
+    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+
+    class Stepped(StepwiseMemoryBlobStore):
+        interleaving: Interleaving | None = None
+        die_at: int | None = None
+        steps = 0
+
+        async def execute(self, op: Op) -> Any:
+            if self.die_at is not None and self.steps >= self.die_at:
+                raise Crash
+            self.steps += 1
+            if self.interleaving is not None:
+                await self.interleaving.between()
+            return await super().execute(op)
+
+    data = MemoryMap()
+    batcher = makers_store.ContextStore(Stepped(data))
+    writer = makers_store.ContextStore(StepwiseMemoryBlobStore(data))
+    await writer.append_message("c", "user", "before")
+    batch = [
+        {"role": "user", "content": "q", "message_id": "id-q"},
+        {"role": "assistant", "content": "a"},
+        {"role": "tool", "content": "t", "message_id": "id-t"},
+    ]
+    conflicted = False
+
+    def act(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            nonlocal conflicted
+            if name == "same id":
+                with contextlib.suppress(MemoryConflictError):  # held with other content
+                    await writer.append_message("c", "tool", "t", message_id="id-t")
+            elif name == "same id, other content":
+                try:
+                    await writer.append_message("c", "tool", "other", message_id="id-t")
+                    conflicted = True
+                except MemoryConflictError:  # the batch's, or the other writer's, holds it
+                    pass
+            elif name == "append":
+                await writer.append_message("c", "user", "between")
+            elif name == "delete":
+                others = [
+                    m.message_id
+                    for m in await writer.get_messages("c", limit=100)
+                    if m.content in ("before", "between")
+                ]
+                if others:  # never the batch's own: what is asserted on below
+                    await writer.delete_message("c", others[0])
+
+        return run
+
+    blobs = batcher.blobs
+    assert isinstance(blobs, Stepped)
+    kills = [step for step, name in actions if name == "kill"]
+    blobs.die_at = min(kills) if kills else None
+    others = sorted((step, name) for step, name in actions if name != "kill")
+    blobs.interleaving = Interleaving([act(n) for _, n in others], [s for s, _ in others])
+    try:
+        await batcher.append_messages("c", batch)
+        outcome = "ok"
+    except MemoryConflictError:
+        outcome = "conflict"
+    except Crash:
+        outcome = "killed"
+    blobs.interleaving, blobs.die_at = None, None
+    await writer.append_message("c", "user", "after")  # finds whatever is left
+    await writer.append_messages("c", [{"role": "user", "content": "then"}] * 2)
+    messages = await all_messages(writer, "c")
+    contents = [m.content for m in messages]
+    ids = [m.message_id for m in messages]
+    assert len(ids) == len(set(ids))
+    assert ids.count("id-q") <= 1 and ids.count("id-t") <= 1
+    if outcome == "ok":
+        assert contents.count("q") == 1 and contents.count("a") == 1
+        assert (await writer.get_message("c", "id-q")).content == "q"  # type: ignore[union-attr]
+    elif outcome == "conflict":
+        assert conflicted and "q" not in contents and "a" not in contents
+    else:
+        assert contents.count("q") == contents.count("a") <= 1
+    meta = await writer.get_conversation("c")
+    assert meta is not None and meta.message_count == len(messages)

@@ -48,8 +48,9 @@ CASES: list[tuple[Any, str]] = [
         ' "next_cursor": "n", "previous_cursor": "p"}',
     ),
     (
-        StoreCounts(1, 2, 3, 4),
-        '{"conversations": 1, "messages": 2, "state_entries": 3, "index_entries": 4}',
+        StoreCounts(1, 2, 3, 4, 5, 6),
+        '{"conversations": 1, "messages": 2, "state_entries": 3, "index_entries": 4,'
+        ' "users": 5, "adapter_blobs": 6}',
     ),
     (
         TransferCounts(1, 2, 3, 4, 5),

@@ -443,6 +443,58 @@ async def test_a_prune_cut_short_anywhere_leaves_whole_or_gone_and_a_second_fini
     assert step > 5
 
 
+@pytest.mark.parametrize("remove", ["prune", "delete_conversation"])
+async def test_a_removal_cut_short_anywhere_is_whole_or_gone_for_the_checkpointer(
+    remove: str,
+) -> None:
+    """Issue 35: after a prune killed on S3 the conversation read as gone while
+    the LangGraph checkpointer still returned its checkpoint (and, cut in the
+    middle of the thread's keys, it would return an older one). Without
+    transactions its reads look at meta first: at every step it gives the
+    latest checkpoint and the whole history, or nothing, as the store does."""
+    pytest.importorskip("langgraph")
+    from langgraph.checkpoint.base import empty_checkpoint
+
+    clock = FixedClock(step=0)
+    seeded = MemoryMap()
+    seeder = ContextStore(StepwiseMemoryBlobStore(seeded), clock=clock, ids=counting_suffixes())
+    await seeder.append_messages("c1", [{"role": "user", "content": str(n)} for n in range(3)])
+    config: Any = {"configurable": {"thread_id": "c1", "checkpoint_ns": ""}}
+    for n in range(3):
+        checkpoint = empty_checkpoint()
+        config = await seeder.langgraph_checkpointer.aput(config, checkpoint, {"n": n}, {})
+    latest = config["configurable"]["checkpoint_id"]
+    clock.now += 10 * DAY
+    step = 0
+    while True:
+        data = MemoryMap()
+        data.blobs = dict(seeded.blobs)
+        data.sorted_keys = list(seeded.sorted_keys)
+        store = ContextStore(CrashingBlobStore(data, step), clock=clock, ids=counting_suffixes("r"))
+        try:
+            if remove == "prune":
+                await store.admin.prune_conversations(IDLE)
+            else:
+                await store.delete_conversation("c1")
+        except Crash:
+            pass
+        else:
+            break
+        after = ContextStore(StepwiseMemoryBlobStore(data), clock=clock)
+        shape = await _whole_or_gone(after, "c1", 3)
+        saver = after.langgraph_checkpointer
+        read = {"configurable": {"thread_id": "c1", "checkpoint_ns": ""}}
+        found = await saver.aget_tuple(read)
+        history = [item async for item in saver.alist(read)]
+        if shape == "whole":
+            assert found is not None and found.checkpoint["id"] == latest, step
+            assert len(history) == 3, step
+        else:
+            assert found is None and history == [], (step, shape)
+        step += 1
+    assert step > 5
+
+
 # --- other processes (SQLite, PostgreSQL) ------------------------------------------
 
 PROCESS_BACKENDS = [kind for kind in SHARED_BACKENDS if kind in ("sqlite", "postgres")]
@@ -530,3 +582,41 @@ async def test_a_prune_killed_anywhere_leaves_whole_or_gone(
         assert len(again.conversation_ids) == list(shapes.values()).count("whole")
         assert [c async for c in store.iter_conversations()] == []
         assert (await store.admin.check_index()).ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", SHARED_BACKENDS)
+async def test_index_check_is_clean_after_a_prune_killed_a_dozen_times_among_writers(
+    kind: str, tmp_path: Path
+) -> None:
+    """Issue 35: after prunes killed among racing writers, `index check` kept
+    reporting entries of conversations that no longer exist through any
+    number of CLI prunes. A prune with a plan, as the CLI runs it, leaves the
+    index clean, and every conversation is whole, new or gone."""
+    url = backend_url(kind, tmp_path)
+    count = 24
+    await _seed_idle(url, count)
+    rng = random.Random(35)
+    writers = [worker("touch", url, "p", str(count), "6", str(seed)) for seed in range(2)]
+    for _ in range(12 if kind != "s3" else 6):
+        proc = worker("prune", url, "3600")
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        await asyncio.sleep(rng.uniform(0.0, 0.1 if kind != "s3" else 0.4))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        if proc.stderr:
+            proc.stderr.close()
+    for proc in writers:
+        proc.communicate(timeout=240)
+        assert proc.returncode == 0
+    async with open_store(url) as store:
+        for n in range(count):
+            assert await _whole_or_gone(store, f"p{n}", 3) in ("whole", "new", "gone")
+        plan = await store.admin.prune_conversations(timedelta(hours=1), dry_run=True)
+        await store.admin.prune_conversations(
+            timedelta(hours=1), conversation_ids=plan.conversation_ids
+        )
+        check = await store.admin.check_index()
+        assert check.ok, check.drift

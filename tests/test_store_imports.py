@@ -249,6 +249,26 @@ def test_type_only_cycles_are_the_listed_ones() -> None:
 WORKER_ROOMS = ("worker", "functions", "node", "store_rpc", "tools")
 
 
+#: The rooms of the runtime that run in the front process besides ``front/`` itself.
+FRONT_ROOMS = ("middleware",)
+
+
+def test_the_front_rooms_import_no_other_room() -> None:
+    """``front/`` may use ``middleware/`` (the project's middleware, run in the
+    front's process); ``middleware/`` imports no room but the shared modules and
+    ``project/`` (see ``emulator/runtime/__init__.py``)."""
+    serve = f"{PACKAGE}.emulator.runtime"
+    rooms = ("front", "worker", "functions", "node", "store_rpc", "tools", "shim")
+    edges = graph(type_checking=True, on_use=True)
+    for room in FRONT_ROOMS:
+        for name in (module for module in MODULES if module.startswith(f"{serve}.{room}.")):
+            reached = {target for target in edges[name]
+                       if target.startswith(tuple(f"{serve}.{other}" for other in rooms))}
+            assert not reached, f"{short(name)} imports {sorted(map(short, reached))}"
+    app = f"{serve}.front.app"
+    assert f"{serve}.middleware.step" in edges[app]  # the rule above is not vacuous
+
+
 def test_the_front_imports_no_room_of_a_worker() -> None:
     """The front reaches workers over HTTP only (``runtime/wire.py``), so it never
     imports a module that runs in a worker (see ``emulator/runtime/__init__.py``)."""

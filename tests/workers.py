@@ -13,6 +13,13 @@ python -m tests.workers touch URL PREFIX CONVERSATIONS COUNT SEED
 python -m tests.workers prune URL IDLE_SECONDS
     (prints "ready", then runs store.admin.prune_conversations and prints
      the conversations deleted so far after each unit of work)
+python -m tests.workers churn URL CONVERSATION PAUSE
+    (forever: appends a message, then deletes the one it appended before;
+     prints "ready" after the first append and one line per delete; PAUSE
+     seconds between rounds)
+python -m tests.workers batches URL CONVERSATION TAG
+    (forever: append_messages of [TAG-i-a (a caller id), a generated id,
+     TAG-i-b (a caller id)], printing i once each is acknowledged)
 python -m tests.workers same-ids URL CONVERSATION COUNT TAG START
     (appends ids same-0 .. same-{COUNT-1} from START, a time.time(), on: an
      even one with the content every writer gives it, an odd one with this
@@ -136,6 +143,36 @@ async def fork_forever(url: str, source: str, prefix: str) -> None:
             i += 1
 
 
+async def batches(url: str, cid: str, tag: str) -> None:
+    async with makers_store.open_store(url) as store:
+        i = 0
+        while True:
+            await store.append_messages(
+                cid,
+                [
+                    {"role": "user", "content": f"{tag}-{i}", "message_id": f"{tag}-{i}-a"},
+                    {"role": "assistant", "content": f"{tag}-{i}"},
+                    {"role": "tool", "content": f"{tag}-{i}", "message_id": f"{tag}-{i}-b"},
+                ],
+            )
+            print(i, flush=True)
+            i += 1
+
+
+async def churn(url: str, cid: str, pause: float) -> None:
+    """Append to ``cid`` and delete the message appended the round before,
+    forever: a source that keeps changing after any cut taken before it started."""
+    async with makers_store.open_store(url) as store:
+        previous = await store.append_message(cid, "assistant", "churn")
+        print("ready", flush=True)
+        while True:
+            latest = await store.append_message(cid, "assistant", "churn")
+            await store.delete_message(cid, previous)
+            previous = latest
+            print("deleted", flush=True)
+            await asyncio.sleep(pause)
+
+
 def read_forever(url: str, cid: str, count: int) -> None:
     """Read the conversation's ``count`` messages again and again, each read
     its own unit of work; print ``ok START END`` (time.time()) per read, or
@@ -171,6 +208,10 @@ def main(argv: list[str]) -> None:
         asyncio.run(fork_many(url, rest[0], rest[1], int(rest[2])))
     elif command == "fork-forever":
         asyncio.run(fork_forever(url, rest[0], rest[1]))
+    elif command == "batches":
+        asyncio.run(batches(url, rest[0], rest[1]))
+    elif command == "churn":
+        asyncio.run(churn(url, rest[0], float(rest[1])))
     elif command == "forever":
         asyncio.run(forever(url, rest[0]))
     elif command == "read-forever":

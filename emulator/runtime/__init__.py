@@ -12,7 +12,11 @@ room            what is in it
                 and its workers, stops them (the one place the rooms meet)
 ``front/``      the front process: the app that hands each request to a
                 worker, body streaming and limits, headers, the abort
-                control listener, the worker pool (``supervisor``), --reload
+                control listener, the worker pool (``supervisor``), --reload,
+                and the project's frontend (its dev server, proxied)
+``middleware/`` the project's ``middleware.js`` / ``.ts``, run first on the
+                front's port: its Node host process, the matcher test, the
+                step that applies its answer (the host's .mjs is in ``node/``)
 ``worker/``     one worker process (``python -m ...runtime.worker``): its app,
                 agent runs and aborts, ``ctx`` with kv and tracing, request
                 bodies, responses, the loader, ``traces.jsonl``
@@ -42,9 +46,11 @@ front's client for its workers, and a worker's for its Node worker),
 to show, with :mod:`makers_store.text`, the CLI's own). These import no room.
 
 Which room imports which: every room may import the shared modules and
-``project/``. ``front/`` imports no other room: it reaches a worker only over
-HTTP in the terms of :mod:`.wire`, so it never imports project code and
-nothing a handler does can take it down. ``worker/app.py`` is where a worker
+``project/``. ``front/`` imports no other room but ``middleware/``, a room of
+the front process that imports no other room itself: the front reaches a
+worker, and the middleware's host, only over HTTP in the terms of
+:mod:`.wire`, so it never imports project code and nothing a handler or a
+middleware does can take it down. ``worker/app.py`` is where a worker
 takes in ``functions/`` and ``node/``, which build on the worker's ``ctx``,
 responses and runs; ``node/`` serves ``store_rpc/`` and ``tools/``, which
 import no room. No module imports another that imports it back

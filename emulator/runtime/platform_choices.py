@@ -155,3 +155,88 @@ NODE_STREAMED_TYPES = ("text/event-stream", "application/x-ndjson")
 #: (``onRequestGet`` and a ``POST``): the platform's answer is UNKNOWN. Ours:
 #: this status, with an ``Allow`` header naming the methods it has.
 NODE_METHOD_NOT_ALLOWED_STATUS = 405
+
+# --- the frontend (front/frontend.py, front/devserver.py, project/frontend.py) ---
+# Facts from the platform's CLI (edgeone 1.4.9) are followed: the dev command,
+# `--port` from 6699, the order of routing, HMR and `_rsc=` requests to the
+# frontend, the 502 JSON, the static 404 rules. Where it does something else or
+# nothing is known, ours:
+
+#: Seconds a request for the frontend waits for the dev server's port to accept
+#: (the CLI waits for nothing: a first page load while the dev server starts got
+#: 502). Ours waits, up to this, and then answers the CLI's 502 JSON.
+FRONTEND_START_WAIT_S = 60.0
+
+# - Methods: an agent route takes POST only, so another method on its path goes
+#   to the frontend (the CLI checks each route's methods; which ones an agent
+#   route lists is not in its bundle). A cloud function takes every method
+#   (the CLI lists methods per Node handler export; ours does not look).
+# - WebSocket upgrades: the CLI sends hot-reload ones (its path list) to the
+#   frontend and DROPS any other that no function takes, Vite's own socket
+#   (`/?token=...`) included, whose client then falls back to the dev server's
+#   own port. Ours sends every upgrade no route takes to the dev server, so hot
+#   reload works through serve's port alone.
+# - Headers to the dev server: the CLI rewrites Host (changeOrigin) and adds
+#   X-Forwarded-For/-Port/-Proto/-Host. Ours sends Host `localhost:<dev port>`,
+#   rewrites an Origin (and Referer) of the page's own origin the same way (so
+#   Next.js dev serves /_next/* and its HMR socket at any address, without
+#   allowedDevOrigins), adds X-Forwarded-For and -Proto, and leaves out
+#   X-Forwarded-Host (Next's Server Actions compare it with Origin). A Location
+#   naming the dev server's origin is turned back into the client's.
+# - After the dev server exits: the CLI clears it 2 s later and serves the
+#   static rules from the project folder; ours keeps answering the 502 JSON
+#   (the exit is logged with its code) until serve restarts.
+# - Static `outputDirectory`: the CLI also serves it when edgeone.json has
+#   none (from the project folder itself, `.env` included) and reads the
+#   `OutputDir` environment variable; ours serves only an outputDirectory
+#   edgeone.json names, never a path outside it, and treats a folder like a
+#   missing file (the CLI streams a folder, which fails).
+# - The dev server's environment: serve's own (the CLI adds FORCE_COLOR=1;
+#   ours does not, and drops colour codes from its lines).
+# - A dev command whose npm packages are missing is not started (npx would
+#   fetch a package of that name from the registry): one line says to run
+#   `npm install`, and the agents are served.
+
+# --- the project's middleware (middleware.js / .ts; runtime/middleware/) ---------------
+# Source for the facts: the platform's CLI, npm ``edgeone`` 1.4.9 (edgeone-dist/cli.js:
+# its dev server's request handler, its middleware builder and runtime wrapper).
+
+#: A middleware that throws (or rejects): the CLI's runtime wrapper catches the
+#: error, logs it and returns "no middleware answer", and its dev server logs
+#: "Middleware execution error" and routes the request as if there were no
+#: middleware (no 500). What the edge does is not documented; we follow the
+#: CLI: True logs the error (with its stack, each time) and the request goes on
+#: unchanged. False would answer 500 instead. Passed to the host.
+MIDDLEWARE_ERROR_GOES_ON = True
+
+# Matching (node/middleware_matcher.mjs, middleware/matching.py): the CLI compiles
+# a path pattern with path-to-regexp 6 "case-insensitive", but keeps only the
+# expression's source and tests ``new RegExp(source)`` without flags, so
+# matching is in fact CASE-SENSITIVE; so is ours. The CLI tests the URL's
+# pathname (dot segments resolved); we test that AND the path as sent, and run
+# the middleware when either is covered (ours: a guard must not be skipped by a
+# path whose dots the routes read differently).
+
+# Loading: a middleware that fails to import or exports no function makes the
+# CLI's dev server log the failure and serve without it, but the platform's
+# build (which bundles it) fails, so nothing is deployed. Ours: serve does not
+# start (one line naming the file, the error above it); on --reload the
+# middleware that was running keeps running (the CLI does the same on a failed
+# rebuild). A project with a middleware and no Node: serve does not start.
+# The host process dying is ours alone: requests it covers wait for it to be
+# started again, then are answered 502; never let through.
+
+# Files: the CLI's build takes middleware.js, middleware.ts, proxy.js, proxy.ts in ./
+# then ./src/; its dev server looks only for the middleware.* names. Ours: all
+# four, as the build does (what the platform runs). Next.js projects (as the CLI
+# detects them): not run, one warning.
+
+# ``context``: ``geo`` is ``{}`` and ``request`` has no body, as in the CLI's dev
+# server; ``clientIp`` is the client's address (the CLI gives "" locally, the
+# edge the client's); ``env`` is what agents get (.env < .env.local < the shell).
+# ``next({headers})`` sets those request headers AND adds them to the response,
+# as the CLI's helper does; ``next({request: {headers}})`` sets only the request's.
+# ``waitUntil(promise)``: the promise runs on, its failure logged (the CLI ignores it).
+#: ``rewrite(url)`` to another origin: the CLI would route a mangled path; the
+#: edge's behaviour is UNKNOWN. Ours: this status, the URL named in the error.
+MIDDLEWARE_REWRITE_ELSEWHERE_STATUS = 502

@@ -30,14 +30,19 @@ from . import listening
 from .errors import ServeError
 from .front.supervisor import WorkerPool, WorkerSpec
 from .log import LINE_FORMAT, TIME_FORMAT, SafeFormatter
-from .node.setup import NodeRuntime, prepare_node, project_warnings
+from .middleware.host import HostCommand, MiddlewareHost
+from .node.setup import NodeRuntime, prepare_middleware_node, prepare_node, project_warnings
+from .project.data_dir import ensure_data_dir
 from .project.edgeone import AgentsConfig, read_agents_config
-from .project.envfile import project_env
+from .project.envfile import ENV_FILES, project_env
+from .project.frontend import DevCommand, Frontend, StaticSite, find_frontend, missing_tool
+from .project.middleware_file import find_middleware, is_middleware_file, uses_nextjs
 from .project.routes import AGENTS_DIR, FUNCTIONS_DIR, RouteTable, discover
 
 if TYPE_CHECKING:
     from ..studio.under_serve import ServedStudio
     from .front.app import FrontApp
+    from .front.frontend import FrontendApp
     from .front.limits import FrontLimits
 
 logger = logging.getLogger("makers_store.serve")
@@ -64,6 +69,8 @@ class ServeOptions:
     tools_enabled: bool = True
     #: False under --no-function-limits: no 6 MB / 120 s cloud-function limits.
     function_limits: bool = True
+    #: False under --no-frontend: the project's frontend is neither started nor served.
+    frontend: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,10 @@ class PreparedServe:
     limits: FrontLimits | None = None
     #: Node and tsx for .ts/.js routes (None: the project has none).
     node: NodeRuntime | None = None
+    #: The frontend served on the port (None: none, turned off, or it cannot start).
+    frontend: Frontend | None = None
+    #: How to start the project's middleware (None: it has none, or leaves it to Next.js).
+    middleware: HostCommand | None = None
 
 
 def worker_spec(
@@ -167,6 +178,19 @@ def prepare(options: ServeOptions) -> PreparedServe:
     node = prepare_node(project, routes)  # ServeError when Node routes cannot run
     if node is not None:
         warnings += project_warnings(project)
+    ensure_data_dir(project)  # before anything runs: a frontend scans the project as it starts
+    frontend = find_frontend(project) if options.frontend else None
+    if isinstance(frontend, DevCommand):
+        problem = missing_tool(project, frontend)
+        if problem is not None:
+            warnings.append(f"{problem} (the agents are served meanwhile)")
+            frontend = None
+    elif isinstance(frontend, StaticSite) and not frontend.directory.is_dir():
+        warnings.append(
+            f"edgeone.json outputDirectory {frontend.configured!r} does not exist yet: build "
+            "the site (for example `npm run build`); until then its paths answer 404"
+        )
+    middleware = middleware_command(project, warnings)  # ServeError when it cannot run
     return PreparedServe(
         options,
         project,
@@ -176,7 +200,25 @@ def prepare(options: ServeOptions) -> PreparedServe:
         agents,
         limits,
         node,
+        frontend,
+        middleware,
     )
+
+
+def middleware_command(
+    project: Path, warnings: list[str], notify: Callable[[str], None] | None = None
+) -> HostCommand | None:
+    """How to start ``project``'s middleware (None: none to run); NodeSetupError without Node."""
+    file = find_middleware(project)
+    if file is None:
+        return None
+    relative = file.relative_to(project)
+    if uses_nextjs(project):  # the platform's CLI says so once, and leaves it to Next.js
+        warnings.append(f"{relative}: a Next.js project's middleware is Next.js's own; serve "
+                        "does not run it as the platform's middleware (nor does the platform)")
+        return None
+    node, loader = prepare_middleware_node(str(relative), notify)
+    return HostCommand(node, loader, file, project, project_env(project, os.environ))
 
 
 def _configure_logging() -> None:
@@ -250,7 +292,12 @@ async def _serve(
     pool = WorkerPool(spec, options.instances, options.recycle_every, sticky=options.sticky)
     limits = prepared.limits or front_limits.FrontLimits()
     front = FrontApp(pool, token, control_port, limits)
-    guarded = front_limits.GuardedH11Protocol.with_limits(limits)
+    front.frontend = _frontend(prepared, limits, public.getsockname()[1])
+    dev = None if front.frontend is None else front.frontend.dev
+    guarded = front_limits.GuardedH11Protocol.with_limits(
+        limits, None if dev is None else front.frontend
+    )
+    middleware = None if prepared.middleware is None else MiddlewareHost(prepared.middleware)
     server = Server(quiet_config(front, graceful_s=FRONT_GRACEFUL_S, http=guarded))
     studio = _mount_studio(front, prepared, server.stopping)
     stop = stopper(server)
@@ -264,6 +311,8 @@ async def _serve(
         signals += 1
         if signals > 1:  # a second Ctrl+C: the front stops at once, and so do its workers
             loop.call_soon_threadsafe(pool.kill)
+            if dev is not None:
+                loop.call_soon_threadsafe(dev.kill)
         loop.call_soon_threadsafe(stop_requested.set)
         stop(signum)
 
@@ -292,12 +341,20 @@ async def _serve(
             return
         if latest != routes:
             routes = latest
+            if front.frontend is not None:
+                front.frontend.routes = latest
             if on_routes is not None:
                 on_routes(latest)
+        await _reload_middleware(prepared.project, files, front)
         await pool.restart_all("the project's source changed")
 
     watcher: asyncio.Task[None] | None = None
     try:
+        if middleware is not None:  # first: a middleware that cannot load stops serve
+            await middleware.start()
+            front.middleware = middleware
+        if dev is not None:  # it warms up while the instances start
+            await dev.start()
         ready = await _start_unless_stopped(pool, stop_requested)
         started.set()
         if not ready:
@@ -315,10 +372,73 @@ async def _serve(
                 await watcher
         started.set()  # a start that failed has ended too
         stop_requested.set()  # and its workers are stopped
+        if front.frontend is not None:
+            front.frontend.splices.close_all()
+        if dev is not None:
+            await dev.stop()
         await stopping_workers
+        if front.middleware is not None:
+            await front.middleware.stop()
         if studio is not None:
             await studio.store.close()
         logger.info("stopped")
+
+
+def _frontend(prepared: PreparedServe, limits: FrontLimits, public_port: int) -> FrontendApp | None:
+    """The frontend the front serves (its dev server not started yet), or None."""
+    from .front.devserver import DevServer
+    from .front.frontend import FrontendApp
+
+    found = prepared.frontend
+    if isinstance(found, DevCommand):
+        dev = DevServer(prepared.project, found, public_port)
+        return FrontendApp(prepared.routes, limits, dev=dev)
+    if isinstance(found, StaticSite):
+        return FrontendApp(prepared.routes, limits, site=found)
+    return None
+
+
+#: Folders whose JS/TS files a middleware does not import: the routes, the frontend's sources.
+_NOT_MIDDLEWARE_HELPERS = (f"{AGENTS_DIR}/", f"{FUNCTIONS_DIR}/", "src/", "node_modules/")
+
+
+async def _reload_middleware(project: Path, files: list[str], front: FrontApp) -> None:
+    """--reload: a middleware file changed (added, edited, removed), or, while one runs,
+    an env file or a JS/TS file it may import (outside the routes and ``src/``): the host
+    runs the file as it is now (or starts, or stops); a file that fails to load leaves
+    the running one."""
+    helpers = [name for name in files if name in ENV_FILES or (
+        name.endswith((".js", ".ts", ".mjs", ".mts", ".cjs", ".cts"))
+        and not name.startswith(_NOT_MIDDLEWARE_HELPERS))]
+    if not any(is_middleware_file(project, name) for name in files) and not (
+        front.middleware is not None and helpers
+    ):
+        return
+    warnings: list[str] = []
+    try:
+        command = await asyncio.to_thread(middleware_command, project, warnings, logger.info)
+    except (MemoryValidationError, ServeError) as exc:
+        logger.error("the middleware is not reloaded: %s", exc)
+        return
+    for warning in warnings:
+        logger.warning("%s", warning)
+    host = front.middleware
+    if command is None:
+        if host is not None:
+            front.middleware = None
+            await host.stop()
+            logger.info("no middleware any more: requests go on without one")
+        return
+    if host is None:
+        host = MiddlewareHost(command)
+        try:
+            await host.start()
+        except ServeError as exc:
+            logger.error("%s; requests go on without a middleware until it loads", exc)
+            return
+        front.middleware = host
+        return
+    await host.reload(command)
 
 
 async def _stop_when(

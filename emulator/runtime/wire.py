@@ -144,3 +144,17 @@ def node_meta(
     meta = {"file": file, "relative": relative, "kind": kind, "runId": run_id,
             "conversationId": conversation_id, **extra}
     return json.dumps(meta, ensure_ascii=True).encode("ascii")
+
+
+# --- front <-> the middleware host -------------------------------------------------
+# node/middleware_host.mjs spells the same names (its header comment describes
+# the exchange); tests/serve/test_runtime_units.py checks they agree.
+
+MIDDLEWARE_SETTINGS_ENV = "MAKERS_MIDDLEWARE_HOST"
+MIDDLEWARE_READY_MARKER = b"MAKERS-SERVE-MIDDLEWARE-READY"
+#: ``next``, ``rewrite`` or ``skip`` (a JSON decision) or ``respond`` (the middleware's Response).
+MIDDLEWARE_DECISION_HEADER = b"makers-internal-middleware"
+#: Where the front sends each request's head.
+MIDDLEWARE_RUN_PATH = "/run"
+#: The host's exit code when the middleware file cannot be loaded.
+MIDDLEWARE_LOAD_FAILED = 3

@@ -1,4 +1,5 @@
-"""The Studio's writes: JSON in, JSON out, each one public store call.
+"""The Studio's writes: JSON in, JSON out, each one public store call (the
+whole-store doctor answers the HTML of its findings, rendered by the templates).
 
 Every request here has passed :class:`.security.Guard` (token and origin).
 Values arrive as JSON *text* typed in the page, parsed here so a typo is a
@@ -11,12 +12,15 @@ import json
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from makers_store import MemoryValidationError
 
-from .config import StudioConfig
+from .config import Renderer, StudioConfig
+
+#: Findings the whole-store doctor shows (the count says how many there were).
+FINDINGS_SHOWN = 500
 
 
 async def _body(request: Request) -> dict[str, Any]:
@@ -44,7 +48,7 @@ def _json_field(body: dict[str, Any], name: str) -> Any:
         raise MemoryValidationError(f"{name} is not valid JSON: {exc}") from None
 
 
-def routes(p: str, config: StudioConfig) -> list[Route]:
+def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
     store = config.store
 
     async def set_state(request: Request) -> Response:
@@ -89,7 +93,41 @@ def routes(p: str, config: StudioConfig) -> list[Route]:
         summary = await store.admin.rebuild_index()
         return JSONResponse({"ok": True, "summary": summary.to_dict()})
 
+    async def vacuum(request: Request) -> Response:
+        report = await store.admin.vacuum()
+        return JSONResponse({"ok": True, "report": report.to_dict()})
+
+    async def doctor(request: Request) -> Response:
+        """``makers-store doctor`` over the whole store (read-only; a POST
+        because it reads every conversation): its findings as HTML."""
+        findings: list[dict[str, Any]] = []
+        count = 0
+        async for finding in store.admin.check_history():
+            count += 1
+            if len(findings) < FINDINGS_SHOWN:
+                findings.append(finding.to_dict())
+        return HTMLResponse(
+            render.text("doctor.html", findings=findings, count=count, repairs=None, missing=False)
+        )
+
+    async def doctor_repair(request: Request) -> Response:
+        """``makers-store doctor --fix`` over the whole store: what it repaired."""
+        repairs = [r.to_dict() async for r in store.admin.repair_history()]
+        findings = [r["finding"] for r in repairs[:FINDINGS_SHOWN]]
+        return HTMLResponse(
+            render.text(
+                "doctor.html",
+                findings=findings,
+                count=len(repairs),
+                repairs=repairs[:FINDINGS_SHOWN],
+                missing=False,
+            )
+        )
+
     return [
+        Route(f"{p}/api/vacuum", vacuum, methods=["POST"]),
+        Route(f"{p}/api/doctor", doctor, methods=["POST"]),
+        Route(f"{p}/api/doctor-repair", doctor_repair, methods=["POST"]),
         Route(f"{p}/api/state", set_state, methods=["POST"]),
         Route(f"{p}/api/state-delete", delete_state, methods=["POST"]),
         Route(f"{p}/api/meta", update_meta, methods=["POST"]),

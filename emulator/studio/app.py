@@ -59,7 +59,7 @@ def create_app(config: StudioConfig) -> ASGIApp:
     p = config.prefix
     routes = [
         *pages.routes(p, config, render),
-        *actions.routes(p, config),
+        *actions.routes(p, config, render),
         *live.routes(p, config),
         *(serve_pages.routes(p, config, render) if config.under_serve else []),
         Mount(f"{p}/static", app=StaticFiles(directory=HERE / "static"), name="static"),

@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from makers_store import ContextStore
+from makers_store.lifecycle.history_rules import REPAIR_WORDS
 from makers_store.text import printable
 
 HERE = Path(__file__).parent
@@ -105,6 +106,7 @@ def templates() -> jinja2.Environment:
     )
     env.filters["exact"] = Exact
     env.globals["moment"] = moment
+    env.globals["repair_words"] = REPAIR_WORDS  # the doctor's repairs, in its words
     return env
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
+from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from makers_store import (
@@ -15,6 +18,7 @@ from makers_store import (
     MemoryValidationError,
     search,
 )
+from makers_store.text import size_text
 
 from . import frameworks, shapes
 from .config import Renderer, StudioConfig
@@ -26,6 +30,14 @@ NEWER_PAGE = 100
 #: request, then offers to go on: the page never reads a whole store.
 SEARCH_SCAN = 5_000
 SEARCH_BATCH = 100
+#: Message search hits a page shows first, and at most (``?limit=``).
+SEARCH_HITS, MAX_SEARCH_HITS = 50, 1_000
+#: Users the overview names (each a link to their conversations; the count says all).
+USERS_SHOWN = 100
+#: Conversations holding only state the list shows (the walk stops there).
+STATE_ONLY_SHOWN = 200
+#: Messages read looking for a tool call's result (or a result's call).
+TOOL_LINK_SCAN = 2_000
 
 
 def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
@@ -41,8 +53,12 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
 
     async def conversation_page(request: Request) -> Response:
         cid = request.query_params.get("id", "")
+        target = request.query_params.get("message") or ""
         meta = await _meta(store, cid)
-        messages, older = await _newest_messages(store, cid)
+        if target:  # opened at one message (a search hit, a tool call's result)
+            messages, older, newer = await _messages_from(store, cid, target)
+        else:
+            (messages, older), newer = await _newest_messages(store, cid), False
         return render.page(
             request,
             "conversation.html",
@@ -51,8 +67,46 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
             messages=messages,
             older=older,
             more=False,
+            newer=newer,
+            target=target,
             **await _panels(store, cid, meta),
         )
+
+    async def tool_link(request: Request) -> Response:
+        """The message holding the result of a tool call (``find=result``,
+        searched after the call's message) or the call of a result
+        (``find=call``, searched before it), opened at that message."""
+        params = request.query_params
+        cid, call, start = params.get("id", ""), params.get("call", ""), params.get("from", "")
+        find = params.get("find", "")
+        if not call or not start or find not in ("result", "call"):
+            raise MemoryValidationError("give id, call, from and find=result or find=call")
+        found = await _find_tool_partner(store, cid, call, start, find)
+        url = f"{p}/conversation?id={quote(cid, safe='')}&message={quote(found, safe='')}"
+        return RedirectResponse(url, status_code=303)
+
+    async def overview_page(request: Request) -> Response:
+        backend = await asyncio.to_thread(store.blobs.describe)  # may read over a connection
+        return render.page(request, "overview.html", space=space_view(backend))
+
+    async def overview_counts_part(request: Request) -> Response:
+        """The counts walk the whole store: fetched by the page once it shows."""
+        started = time.perf_counter()
+        counts = await store.admin.counts()
+        users: list[str] = []
+        async for uid in store.admin.iter_user_ids():
+            users.append(uid)
+            if len(users) == USERS_SHOWN:
+                break
+        took = time.perf_counter() - started
+        return HTMLResponse(
+            render.text(
+                "overview_counts.html", counts=counts.to_dict(), users=users, took=f"{took:.2f} s"
+            )
+        )
+
+    async def search_page(request: Request) -> Response:
+        return render.page(request, "search.html", **await _message_search(store, request))
 
     async def messages_part(request: Request) -> Response:
         cid = request.query_params.get("id", "")
@@ -72,7 +126,7 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
             older = found[0].message_id if len(page) == MESSAGES_PAGE else None
         views = [shapes.message_view(m) for m in found]
         return HTMLResponse(
-            render.text("messages.html", messages=views, older=older, more=more, cid=cid)
+            render.text("messages.html", messages=views, older=older, more=more, cid=cid, target="")
         )
 
     async def panel_part(request: Request) -> Response:
@@ -110,6 +164,10 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
         Route(f"{p}/conversations.part", conversations_part),
         Route(f"{p}/conversation", conversation_page),
         Route(f"{p}/messages.part", messages_part),
+        Route(f"{p}/tool-link", tool_link),
+        Route(f"{p}/overview", overview_page),
+        Route(f"{p}/overview-counts.part", overview_counts_part),
+        Route(f"{p}/search", search_page),
         Route(f"{p}/panel.part", panel_part),
         Route(f"{p}/openai.part", openai_part),
         Route(f"{p}/history.part", history_part),
@@ -136,6 +194,93 @@ async def _newest_messages(
     return [shapes.message_view(m) for m in found], older
 
 
+def space_view(backend: dict[str, Any]) -> dict[str, Any]:
+    """What the overview says of the backend (``blobs.describe()``): its kind,
+    where it is, its size on disk and what a vacuum would give back."""
+    size, reclaimable = backend.get("size_bytes"), backend.get("reclaimable_bytes")
+    return {
+        "kind": str(backend.get("kind", "?")),
+        "where": str(backend.get("path") or backend.get("location") or ""),
+        "size": size_text(int(size)) if isinstance(size, int) else "",
+        "reclaimable": size_text(int(reclaimable)) if isinstance(reclaimable, int) else "",
+        "reclaimable_bytes": reclaimable if isinstance(reclaimable, int) else None,
+        "estimate": bool(backend.get("reclaimable_estimate")),
+    }
+
+
+async def _messages_from(
+    store: ContextStore, cid: str, target: str
+) -> tuple[list[dict[str, Any]], str | None, bool]:
+    """A page of messages starting at ``target``; where older ones begin; whether
+    newer ones follow the page."""
+    first = await store.get_message(cid, target)
+    if first is None:
+        raise MemoryNotFoundError(f"conversation {cid!r} has no message {target!r}")
+    after = await store.get_messages(cid, limit=MESSAGES_PAGE - 1, order="asc", after=target)
+    before = await store.get_messages(cid, limit=1, order="desc", after=target)
+    views = [shapes.message_view(m) for m in [first, *after]]
+    return views, target if before else None, len(after) == MESSAGES_PAGE - 1
+
+
+async def _find_tool_partner(
+    store: ContextStore, cid: str, call: str, start: str, find: str
+) -> str:
+    """The id of the message answering ``call`` after ``start`` (or making it,
+    before ``start``), read for at most :data:`TOOL_LINK_SCAN` messages."""
+    order = "asc" if find == "result" else "desc"  # desc after X: older than X
+    seen = 0
+    async for message in store.iter_messages(cid, order=order, after=start):
+        if find == "result" and call in shapes.answered_calls(message):
+            return message.message_id
+        if find == "call" and any(c["id"] == call for c in shapes.tool_calls(message)):
+            return message.message_id
+        seen += 1
+        if seen >= TOOL_LINK_SCAN:
+            break
+    where = "after" if find == "result" else "before"
+    raise MemoryNotFoundError(
+        f"no {'result of' if find == 'result' else 'message making'} tool call {call!r} "
+        f"in the {seen:,} messages {where} {start!r}"
+        + (" (the doctor calls this an orphan)" if seen < TOOL_LINK_SCAN else "")
+    )
+
+
+async def _message_search(store: ContextStore, request: Request) -> dict[str, Any]:
+    """The hits of ``?q=`` by ``store.admin.search_messages`` (``msg search``'s
+    rule: a case-insensitive substring of the text), newest first, at most
+    ``?limit=`` (50); ``more`` when there are others."""
+    params = request.query_params
+    query = params.get("q") or ""
+    user, role = params.get("user") or None, params.get("role") or None
+    try:
+        limit = int(params.get("limit") or SEARCH_HITS)
+    except ValueError:
+        raise MemoryValidationError("limit must be a whole number") from None
+    if not 1 <= limit <= MAX_SEARCH_HITS:
+        raise MemoryValidationError(f"limit must be from 1 to {MAX_SEARCH_HITS:,}")
+    values: dict[str, Any] = {
+        "q": query,
+        "user": user or "",
+        "role": role or "",
+        "limit": limit,
+        "hits": [],
+        "more": False,
+    }
+    if not query:
+        return values
+    hits = [
+        hit.to_dict()
+        async for hit in store.admin.search_messages(
+            query,
+            user_id=user,
+            role=role,
+            limit=limit + 1,  # + 1: whether more exist
+        )
+    ]
+    values.update(hits=hits[:limit], more=len(hits) > limit)
+    return values
+
+
 async def _panels(
     store: ContextStore, cid: str, meta: ConversationMeta | None, names: tuple[str, ...] = PANELS
 ) -> dict[str, Any]:
@@ -143,6 +288,9 @@ async def _panels(
     values: dict[str, Any] = {}
     if "meta" in names:
         values["meta"] = None if meta is None else _meta_view(meta)
+        values["users"] = (await store.admin.conversation_users(cid) or []) if meta else []
+        # without meta, what it holds (a conversation of state only)
+        values["state_keys"] = 0 if meta else len(await store.bind(cid).state.items())
     if "state" in names:
         state = await store.bind(cid).state.items()
         values["state"] = [shapes.state_view(k, v) for k, v in sorted(state.items())]
@@ -156,10 +304,18 @@ async def _panels(
 
 def _meta_view(meta: ConversationMeta) -> dict[str, Any]:
     metadata = sorted(meta.metadata.items())
+    forked = meta.metadata.get("forked_from")  # {"conversation_id", "message_id"}: a fork's
+    source = forked if isinstance(forked, dict) else {}
     return {
         **shapes.conversation_row(meta),
+        "forked_from": _text_or_none(source.get("conversation_id")),
+        "forked_at": _text_or_none(source.get("message_id")),
         "metadata": [{"key": k, "json": shapes.pretty(v)} for k, v in metadata],
     }
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 async def _conversation_listing(store: ContextStore, request: Request) -> dict[str, Any]:
@@ -167,7 +323,29 @@ async def _conversation_listing(store: ContextStore, request: Request) -> dict[s
     user = params.get("user") or None
     query = (params.get("q") or "").strip()
     after, before = params.get("after") or None, params.get("before") or None
-    values: dict[str, Any] = {"user": user or "", "q": query, "exact": None, "note": ""}
+    values: dict[str, Any] = {
+        "user": user or "",
+        "q": query,
+        "exact": None,
+        "note": "",
+        "only": "",
+        "state_only": [],
+    }
+    if params.get("only") == "state":  # no index lists them: a walk of the store's ids
+        found = []
+        async for item in store.admin.iter_state_only_conversations():
+            found.append(item.to_dict())
+            if len(found) > STATE_ONLY_SHOWN:
+                break
+        values.update(
+            only="state", rows=[], next=None, previous=None, state_only=found[:STATE_ONLY_SHOWN]
+        )
+        values["note"] = (
+            "conversations that hold state and no message (no index lists them: "
+            "found by reading every conversation id"
+            + (f"; the first {STATE_ONLY_SHOWN} shown)" if len(found) > STATE_ONLY_SHOWN else ")")
+        )
+        return values
     if query:
         exact = await store.get_conversation(query)
         values["exact"] = None if exact is None else shapes.conversation_row(exact)
@@ -203,9 +381,7 @@ async def _search_titles(
         page = await store.list_conversations(limit=SEARCH_BATCH, after=cursor, user_id=user)
         scanned += len(page.items)
         rows += [
-            shapes.conversation_row(m)
-            for m in page.items
-            if search.conversation_matches(m, found)
+            shapes.conversation_row(m) for m in page.items if search.conversation_matches(m, found)
         ]
         cursor = page.next_cursor
         if cursor is None:

@@ -19,7 +19,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from ..runtime.worker.trace_log import recent_records, trace_path
+from makers_store import MemoryValidationError
+
+from ..runtime.worker.trace_log import is_failed, recent_records, trace_path
 from .config import Renderer, StudioConfig
 from .shapes import pretty
 
@@ -28,14 +30,25 @@ TRACES_SHOWN = 200
 RUNS_SHOWN = 10
 
 
-def trace_rows(config: StudioConfig, conversation_id: str | None) -> list[dict[str, Any]]:
-    """The newest runs (of one conversation, if given), newest first."""
+#: The Traces page's filter: every run, or the failed ones only.
+SHOWN_RUNS = ("all", "failed")
+
+
+def trace_rows(
+    config: StudioConfig, conversation_id: str | None, shown: str = "all"
+) -> list[dict[str, Any]]:
+    """The newest runs (of one conversation, if given; only the failed ones
+    if ``shown`` is "failed"), newest first."""
     assert config.project is not None
     records = recent_records(trace_path(config.project), TRACES_SHOWN * 5)
     rows = []
     for record in records:
         if conversation_id and record.get("conversation_id") != conversation_id:
             continue
+        failed = is_failed(record)
+        if shown == "failed" and not failed:
+            continue
+        http_status = record.get("http_status")
         rows.append(
             {
                 "run": str(record.get("run_id", "")),
@@ -43,6 +56,8 @@ def trace_rows(config: StudioConfig, conversation_id: str | None) -> list[dict[s
                 "route": str(record.get("route", "")),
                 "instance": str(record.get("instance", "")),
                 "status": str(record.get("status", "")),
+                "http": str(http_status) if isinstance(http_status, int) else "",
+                "failed": failed,
                 "duration": f"{float(record.get('duration_ms') or 0):.0f} ms",
                 "started": _started(record.get("started_at")),
                 "spans": len(record.get("spans") or []),
@@ -76,14 +91,21 @@ def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
             cid=request.query_params.get("id") or fresh_conversation_id(),
         )
 
+    def shown_runs(request: Request) -> str:
+        shown = request.query_params.get("runs") or "all"
+        if shown not in SHOWN_RUNS:
+            raise MemoryValidationError(f"runs must be one of {', '.join(SHOWN_RUNS)}")
+        return shown
+
     async def traces(request: Request) -> Response:
-        cid = request.query_params.get("id", "")
-        return render.page(request, "traces.html", rows=trace_rows(config, cid or None), cid=cid)
+        cid, shown = request.query_params.get("id", ""), shown_runs(request)
+        rows = trace_rows(config, cid or None, shown)
+        return render.page(request, "traces.html", rows=rows, cid=cid, runs=shown)
 
     async def traces_part(request: Request) -> Response:
-        cid = request.query_params.get("id", "")
-        rows = trace_rows(config, cid or None)
-        return HTMLResponse(render.text("trace_rows.html", rows=rows, cid=cid))
+        cid, shown = request.query_params.get("id", ""), shown_runs(request)
+        rows = trace_rows(config, cid or None, shown)
+        return HTMLResponse(render.text("trace_rows.html", rows=rows, cid=cid, runs=shown))
 
     async def runs_part(request: Request) -> Response:
         """The conversation page's compact list of its runs (which instance served each)."""

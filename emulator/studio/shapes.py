@@ -16,6 +16,7 @@ import json
 from typing import Any
 
 from makers_store import ConversationMeta, Message
+from makers_store.lifecycle.history_rules import result_ids, session_call
 from makers_store.text import printable_json
 
 #: Longest text shown for one value before it is cut (the page stays fast
@@ -23,6 +24,8 @@ from makers_store.text import printable_json
 SHOWN_CHARS = 20_000
 _TOOL_PART_TYPES = {"tool_use", "function_call", "tool_call", "computer_call"}
 _RESULT_PART_TYPES = {"tool_result", "function_call_output", "computer_call_output"}
+#: Longest arguments a compact call shows (``weather({"city": "Lisbon"})``).
+CALL_CHARS = 300
 
 
 def pretty(value: Any) -> str:
@@ -89,9 +92,76 @@ def framework_label(metadata: dict[str, Any]) -> str:
     return ""
 
 
+def call_text(name: Any, arguments: Any) -> str:
+    """One tool call as a person reads it: ``weather({"city": "Lisbon"})``
+    (arguments given as JSON text are parsed and written on one line)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass  # not JSON after all: shown as the text it is
+    if arguments is None or arguments == "":
+        shown = ""
+    elif isinstance(arguments, str):
+        shown = arguments
+    else:
+        shown = json.dumps(arguments, ensure_ascii=False, default=str)
+    if len(shown) > CALL_CHARS:
+        shown = f"{shown[:CALL_CHARS]}…"
+    return printable_json(f"{name if isinstance(name, str) and name else '?'}({shown})")
+
+
+def _call_of_block(block: Any) -> dict[str, str] | None:
+    """A content block or session item that is a tool call, as (id, text)."""
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "tool_use" and isinstance(block.get("id"), str):
+        return {"id": block["id"], "text": call_text(block.get("name"), block.get("input"))}
+    pair = session_call(block)
+    if pair is not None and pair[0] == "call":
+        name = block.get("name") or kind
+        return {"id": pair[1], "text": call_text(name, block.get("arguments"))}
+    return None
+
+
+def tool_calls(message: Message) -> list[dict[str, str]]:
+    """The tool calls a message makes, wherever they live (the rules of
+    :mod:`makers_store.lifecycle.history_rules`): an assistant message's
+    ``metadata["tool_calls"]`` (Chat Completions), its ``tool_use`` content
+    blocks (Anthropic), an OpenAI session item that is a call. Each
+    ``{"id", "text"}``."""
+    found: list[dict[str, str]] = []
+    calls = (message.metadata or {}).get("tool_calls")
+    if message.role == "assistant" and isinstance(calls, list):
+        for call in calls:
+            if not isinstance(call, dict) or not isinstance(call.get("id"), str):
+                continue
+            given = call.get("function")
+            function: dict[str, Any] = given if isinstance(given, dict) else {}
+            name = function.get("name") or call.get("name")
+            found.append({"id": call["id"], "text": call_text(name, function.get("arguments"))})
+    content = message.content
+    for block in content if isinstance(content, list) else [content]:
+        call = _call_of_block(block)
+        if call is not None:
+            found.append(call)
+    return found
+
+
+def answered_calls(message: Message) -> list[str]:
+    """The ids of the tool calls a message holds the results of (a tool
+    message's ``tool_call_id``, ``tool_result`` blocks, a session item that is
+    a call's output)."""
+    found = result_ids(message)
+    pair = session_call(message.content)
+    if pair is not None and pair[0] == "output" and pair[1] not in found:
+        found.append(pair[1])
+    return found
+
+
 def message_view(message: Message) -> dict[str, Any]:
     metadata = message.metadata or {}
-    tool_calls = metadata.get("tool_calls")
     return {
         "framework": framework_label(metadata),
         "id": message.message_id,
@@ -100,7 +170,10 @@ def message_view(message: Message) -> dict[str, Any]:
         "created": message.created_at,
         "edited": message.updated_at,
         "metadata": pretty(metadata) if metadata else "",
-        "tool_calls": pretty(tool_calls) if tool_calls else "",
+        "calls": tool_calls(message),
+        "answers": answered_calls(message),
+        # how a reply stopped mid-way is marked (init's agents: finish_turn's metadata)
+        "aborted": metadata.get("aborted") is True,
         "raw": pretty(message.to_dict()),
     }
 

@@ -247,6 +247,11 @@ def load(place: Place) -> Program[list[SessionStoreEntry] | None]:
         adapter_keys.claude_batches_prefix(place.sid, place.project, place.stream, head.gen),
         end_before=place.batch(head.gen, head.next),
     )
+    if len(blobs) < head.next:
+        # Batches below the head are never deleted but with the transcript:
+        # a removal without transactions, in key order (batches before the
+        # head), is under way. Gone, rather than a transcript with holes.
+        return None
     return _decode_batches([blob.data for blob in blobs])
 
 

@@ -39,6 +39,7 @@ from makers_store.blob_ops import (
     scan,
     segments_under,
 )
+from makers_store.codec import ConversationRecord
 from makers_store.errors import MemoryCorruptError
 from makers_store.lifecycle.activity import touch
 from makers_store.programs import delete_range, load_live_meta
@@ -117,10 +118,25 @@ def _with_writes(
     ]
 
 
+def _being_deleted(thread_id: str) -> Generator[Op, Any, bool]:
+    """Whether the thread's conversation is being deleted (its meta marked
+    so: a ``delete_conversation`` or prune committed and removing its keys,
+    or a fork's reservation not yet committed). Without transactions the
+    removal takes many steps, and a reader would see the thread's newest
+    checkpoints gone and older ones still there; so readers there look at
+    meta first and see nothing at once, as the store's own readers do."""
+    blob = yield from get(keys.meta_key(thread_id))
+    return blob is not None and not ConversationRecord.decode(blob.data).live
+
+
 def load_checkpoint(
-    thread_id: str, checkpoint_ns: str, checkpoint_id: str | None
+    thread_id: str, checkpoint_ns: str, checkpoint_id: str | None, stepwise: bool = False
 ) -> Program[StoredCheckpoint | None]:
-    """The checkpoint named, or the latest of (thread, namespace), with its writes."""
+    """The checkpoint named, or the latest of (thread, namespace), with its
+    writes. ``stepwise``: the backend has no transactions (see
+    :func:`_being_deleted`)."""
+    if stepwise and (yield from _being_deleted(thread_id)):
+        return None
     prefix = adapter_keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
     if checkpoint_id is None:
         entries = yield from scan(prefix, limit=1)
@@ -134,9 +150,12 @@ def load_checkpoint(
 
 
 def list_checkpoints(
-    thread_id: str, checkpoint_ns: str, before_id: str | None, limit: int
+    thread_id: str, checkpoint_ns: str, before_id: str | None, limit: int, stepwise: bool = False
 ) -> Program[list[StoredCheckpoint]]:
-    """Up to ``limit`` checkpoints older than ``before_id``, newest first."""
+    """Up to ``limit`` checkpoints older than ``before_id``, newest first
+    (``stepwise``: as in :func:`load_checkpoint`)."""
+    if stepwise and (yield from _being_deleted(thread_id)):
+        return []
     prefix = adapter_keys.langgraph_checkpoints_prefix(thread_id, checkpoint_ns)
     start = None if before_id is None else prefix + adapter_keys.invert_checkpoint_id(before_id)
     entries = yield from scan(prefix, start_after=start, limit=limit)

@@ -105,8 +105,9 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             isinstance(checkpoint_id, str) and adapter_keys.is_checkpoint_id(checkpoint_id)
         ):
             return None  # no stored checkpoint can carry such an id
+        stepwise = not self._runner.blobs.capabilities.atomic
         stored = await self._runner.run(
-            lambda: programs.load_checkpoint(thread_id, ns, checkpoint_id), write=False
+            lambda: programs.load_checkpoint(thread_id, ns, checkpoint_id, stepwise), write=False
         )
         return None if stored is None else records.checkpoint_tuple(self.serde, thread_id, stored)
 
@@ -170,7 +171,10 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         cursor = before_id
         while remaining is None or remaining > 0:
             page = _LIST_PAGE if filter or remaining is None else min(remaining, _LIST_PAGE)
-            read = functools.partial(programs.list_checkpoints, thread_id, ns, cursor, page)
+            stepwise = not self._runner.blobs.capabilities.atomic
+            read = functools.partial(
+                programs.list_checkpoints, thread_id, ns, cursor, page, stepwise
+            )
             stored = await self._runner.run(read, write=False)
             for entry in stored:
                 item = records.checkpoint_tuple(self.serde, thread_id, entry)

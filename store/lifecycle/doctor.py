@@ -36,7 +36,8 @@ checked instead. State without meta is not adapter data (``state`` may be
 written before any message) and is not reported.
 
 **Repairs** (``repair_history``) re-check each finding inside the unit of work
-that repairs it, or right before an append that is idempotent, so data a
+that repairs it, or right before an append that is conditional on the
+conversation being as the re-check read it (and idempotent), so data a
 concurrent writer changed meanwhile is left alone (the repair says so):
 
 - an orphan tool call whose assistant message is followed only by tool
@@ -69,11 +70,12 @@ Everything else is reported only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import inventory, keys, paging, programs, validate
+from .. import appends, inventory, keys, paging, programs, validate
 from ..blob import Capabilities
 from ..blob_ops import Op, Program, get, list_keys, put
 from ..codec import ConversationRecord, decode_json, decode_message, decode_messages, encode_message
@@ -91,6 +93,9 @@ if TYPE_CHECKING:
 
 #: Messages read per unit of work when looking past a call for its result.
 _WINDOW_BATCH = 50
+#: Checks (each followed by a conditional append) before a repair gives up
+#: on a conversation that keeps changing.
+_RECHECKS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,9 +299,52 @@ async def repair_finding(store: ContextStore, finding: HistoryFinding) -> Histor
 async def _append_result(
     store: ContextStore, cid: str, finding: HistoryFinding, call_id: str
 ) -> str:
-    """Append the interrupted result of ``call_id``, after checking again that
-    the call is still made and unanswered, and (outside session items) that
-    only tool results follow it. The client id makes the append idempotent."""
+    """Append the interrupted result of ``call_id`` when the call is still
+    made and unanswered and (outside session items) only tool results follow
+    it: checked again from the messages, and the append conditional on the
+    conversation being as that check read it (its next seq and count, in
+    the append's own unit: :attr:`~makers_store.appends.NewMessage.expected`),
+    so a result stored meanwhile is never answered twice; the check runs
+    again when it was not. The client id makes the append idempotent too."""
+    for _ in range(_RECHECKS):
+        seen = await store.runner.run(lambda: _counts(cid), write=False)
+        outcome = await _recheck(store, cid, finding, call_id)
+        if isinstance(outcome, str):
+            return outcome
+        content, metadata = outcome
+        mid = interrupted_id(call_id)
+        now, tie = store.runner.stamp()
+        new = appends.NewMessage(
+            cid,
+            "tool",
+            validate.content_json(content),
+            validate.metadata_json(metadata),
+            None,
+            now,
+            store.runner.ids(),
+            tie,
+            client_id=mid,
+            expected=seen,
+        )
+        unit = functools.partial(appends.append_message, new, store.blobs.capabilities)
+        try:
+            await store.runner.run(unit, write=True)
+        except appends.ChangedSinceRead:
+            continue  # appended to or deleted from since the check: check again
+        return f"repaired: appended {mid!r}, a tool result saying the call was interrupted"
+    return "left alone: the conversation kept changing during the repair; run the doctor again"
+
+
+def _counts(cid: str) -> Program[tuple[int, int]]:
+    """(next_seq, message_count) of the conversation ((0, 0) when missing)."""
+    record = yield from programs.visible_meta(cid)
+    return (0, 0) if record is None else (record.next_seq, record.message_count)
+
+
+async def _recheck(
+    store: ContextStore, cid: str, finding: HistoryFinding, call_id: str
+) -> str | tuple[Any, dict[str, Any]]:
+    """Why the result is not to be appended (an outcome), or its content and metadata."""
     call_mid = finding.message_ids[0]
     call = await store.get_message(cid, call_mid)
     session = finding.rule == rules.RULE_ORPHAN_SESSION_CALL
@@ -340,8 +388,7 @@ async def _append_result(
     else:
         content = rules.INTERRUPTED_RESULT
         metadata = {"tool_call_id": call_id, "is_error": True, "interrupted": True}
-    await store.append_message(cid, "tool", content, metadata, message_id=mid)
-    return f"repaired: appended {mid!r}, a tool result saying the call was interrupted"
+    return content, metadata
 
 
 def _session_output_of(item: Any) -> str | None:

@@ -32,13 +32,18 @@ meanwhile:
    if-match on the reservation: the swap. So the new conversation appears
    whole at once, on every backend, or not at all.
 
-A consistent prefix. The cut is a seq fixed by the plan: messages appended
-to the source while the fork runs get later seqs and are never copied. A
-message deleted from the source meanwhile (or the source cleared, replaced
-or deleted) is seen at the commit, from the source's meta (its count fell
-short of its appends), and the fork starts again from the plan, under the
-store's retry policy; so the fork holds exactly the source's messages up to
-the cut at the moment of its commit check. An update is a message's own
+A consistent prefix, and a live one. The cut is a seq fixed by the plan:
+messages appended to the source while the fork runs get later seqs and are
+never copied. Changes after the cut never restart the fork: the commit
+reads the source's meta, and only when its count fell short of its appends
+(a deletion somewhere) counts the messages up to the cut that it shows
+now (one listing per 1,000 keys), which equals the number copied exactly
+when none of them was deleted (each was copied while visible). A message up
+to the cut deleted meanwhile (or the source cleared, replaced or deleted)
+makes the fork start again from the plan, under the store's retry policy;
+so the fork holds exactly the source's messages up to the cut at the moment
+of its commit check, and a source that is appended to and deleted from
+after the cut meanwhile is forked in about the time of a quiet one. An update is a message's own
 write, invisible in meta: each message is copied as it was when its page was
 read. State and metadata are read as they are when copied.
 
@@ -46,9 +51,11 @@ The LangGraph thread. ``up_to=None`` copies every checkpoint; with
 ``up_to``, the checkpoints made at or before that message's ``created_at``
 (a LangGraph checkpoint id is a UUIDv6, which carries its time), each with
 its pending writes, which holds the complete parent chain DeltaChannel needs.
-Until the commit, the checkpointer (which reads no meta) already sees the
-copied checkpoints under the new id; a fork cut short leaves them, hidden
-from the store's readers, until the next write to the id removes them.
+Until the commit, the checkpointer already sees the copied checkpoints under
+the new id on SQLite, PostgreSQL and memory (it reads no meta there); on
+object storage it reads meta first and sees nothing while the id is
+reserved. A fork cut short leaves them, hidden from the store's readers,
+until the next write to the id removes them.
 
 What is not copied: Claude transcripts (a session is its own UUID, not a
 fork), links, OpenAI sessions' own items beyond the messages, the recency
@@ -94,6 +101,8 @@ from .activity import stamp
 
 #: Checkpoints copied per unit of work (each may carry its pending writes).
 CHECKPOINT_PAGE = 50
+#: Message keys listed per request when the commit counts the source's messages.
+_COUNT_PAGE = 1000
 #: The metadata key a fork adds: ``{"conversation_id": ..., "message_id": ...}``.
 FORKED_FROM = "forked_from"
 
@@ -285,10 +294,13 @@ def _commit(
         or current.next_seq < before.next_seq
         or current.generation != before.generation
         or current.cleared_below != before.cleared_below
-        or current.message_count - before.message_count != current.next_seq - before.next_seq
     ):
-        # Something was deleted (or cleared, replaced) since the plan.
-        raise _SourceChanged
+        raise _SourceChanged  # deleted, cleared or replaced since the plan
+    if current.message_count - before.message_count != current.next_seq - before.next_seq:
+        # Messages were deleted since the plan: only those up to the cut matter.
+        count, last = yield from _visible_up_to(source_id, current, plan.cut)
+        if count != copied or last != plan.cut:
+            raise _SourceChanged
     pending, stored_etag = yield from load_meta(new_id)
     if pending is None or stored_etag != etag:
         raise MemoryConflictError(
@@ -310,6 +322,31 @@ def _commit(
     yield from add_index_entries([], index_keys(new_id, record))
     yield from save_meta(new_id, record, etag)  # the swap
     return record.public()
+
+
+def _visible_up_to(
+    cid: str, record: ConversationRecord, cut: int
+) -> Generator[Op, Any, tuple[int, int]]:
+    """How many messages with seqs up to ``cut`` ``record`` shows now, and
+    the last one's seq (-1: none). Only deletions can change them since the
+    plan (the seqs were handed out), and every message the fork copied was
+    visible when its page was read, so the count equals the number copied,
+    and the last seq the cut, exactly when the fork holds the source's
+    messages up to the cut as they are now, the cut message included."""
+    prefix = keys.messages_prefix(cid, record.generation)
+    end = keys.message_key(cid, cut + 1, record.generation)
+    low = record.cleared_below
+    start = keys.message_key(cid, low - 1, record.generation) if low else None
+    count, last = 0, -1
+    while True:
+        infos = yield from list_keys(prefix, start_after=start, end_before=end, limit=_COUNT_PAGE)
+        for info in infos:
+            seq = keys.seq_from_message_key(info.key)
+            if record.visible(seq):
+                count, last = count + 1, seq
+        if len(infos) < _COUNT_PAGE:
+            return count, last
+        start = infos[-1].key
 
 
 def _abandon(new_id: str, gen: str, etag: str) -> Program[None]:

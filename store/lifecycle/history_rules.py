@@ -43,6 +43,7 @@ from .tool_pairing import (
     is_session_item,
     metadata_calls,
     result_ids,
+    session_call,
 )
 
 __all__ = [  # the pairing names, re-exported for the doctor and its callers
@@ -61,6 +62,7 @@ __all__ = [  # the pairing names, re-exported for the doctor and its callers
     "is_session_item",
     "metadata_calls",
     "result_ids",
+    "session_call",
 ]
 
 # --- the rules, by stable code ---------------------------------------------
@@ -94,6 +96,12 @@ RULES = (
 # (append-interrupted-result and set-aside-call: in .tool_pairing)
 #: Delete the later of two exact duplicates.
 REPAIR_DELETE_DUPLICATE = "delete-duplicate"
+#: Each repair in words, as ``doctor`` plans it and the Studio says it.
+REPAIR_WORDS = {
+    REPAIR_APPEND_RESULT: "append a result saying the call was interrupted",
+    REPAIR_SET_ASIDE_CALL: "move the call to metadata.interrupted_tool_calls",
+    REPAIR_DELETE_DUPLICATE: "delete the later copy",
+}
 
 #: Two appends of one message by one run this close (ms) are a duplicate.
 DUPLICATE_WINDOW_MS = 1000

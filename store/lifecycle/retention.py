@@ -253,11 +253,13 @@ def prune_batch(
     dry_run: bool,
     atomic: bool,
     tally: Tally,
+    planned: frozenset[str] | None = None,
 ) -> Program[None]:
     """Judge each conversation of ``found`` (its meta key, and the index
     entry that led here, if one did) and delete the idle ones (see the
     module docstring for the two ways); ``tally`` collects what was deleted
-    or, with ``dry_run``, would be."""
+    or, with ``dry_run``, would be. With ``planned``, only those
+    conversations are judged; entries without meta are deleted either way."""
     metas = yield from get_many(meta_key for meta_key, _ in found)  # one read for the batch
     for (_, entry_key), blob in zip(found, metas, strict=True):
         if blob is None:
@@ -269,6 +271,8 @@ def prune_batch(
             continue
         record = ConversationRecord.decode(blob.data)
         cid = record.conversation_id
+        if planned is not None and cid not in planned:
+            continue
         if cid in tally.deleted:
             if not atomic and not record.live:  # an earlier attempt's commit: finish it
                 yield from _remove_committed(cid, record, blob.etag)
@@ -421,7 +425,7 @@ async def prune_conversations(
                 batch: list[tuple[str, str | None]] = batch, attempt: list[Tally] = attempt
             ) -> Program[None]:
                 attempt[:] = [Tally() if atomic else tally]
-                return prune_batch(batch, cutoff, dry, atomic, attempt[0])
+                return prune_batch(batch, cutoff, dry, atomic, attempt[0], chosen)
 
             await runner.run(make, write=not dry)
             if atomic:
@@ -430,28 +434,33 @@ async def prune_conversations(
             if on_conversation is not None:
                 on_conversation(len(tally.deleted) - before)
 
-    if planned is not None:
-        await run([(keys.meta_key(cid), None) for cid in dict.fromkeys(planned)])
-    else:
-        prefix = keys.index_prefix(uid)
-        position = older_than(cutoff, uid)
-        seen: set[str] = set()
-        while True:
-            entries = await runner.run(
-                functools.partial(candidates, uid, position, INDEX_PAGE), write=False
-            )
-            fresh: list[tuple[str, str | None]] = []
-            for entry in entries:
-                meta_key = _meta_key_of_entry(prefix, entry)
-                if meta_key is not None and meta_key not in seen:
-                    seen.add(meta_key)
-                    fresh.append((meta_key, entry))
-            await run(fresh)
-            if len(entries) < INDEX_PAGE:
-                break
-            # Deleting removed the entries listed; listing on from the last
-            # one listed skips the kept ones and reaches the rest.
-            position = entries[-1]
+    # With a plan, the index is walked all the same: its conversations are
+    # judged where their entries are met (the rest are not), and entries
+    # whose conversation is gone (a removal cut short) are deleted on the way,
+    # which the plan, a list of conversations, cannot name.
+    chosen = None if planned is None else frozenset(planned)
+    seen: set[str] = set()
+    prefix = keys.index_prefix(uid)
+    position = older_than(cutoff, uid)
+    while True:
+        entries = await runner.run(
+            functools.partial(candidates, uid, position, INDEX_PAGE), write=False
+        )
+        fresh: list[tuple[str, str | None]] = []
+        for entry in entries:
+            meta_key = _meta_key_of_entry(prefix, entry)
+            if meta_key is not None and meta_key not in seen:
+                seen.add(meta_key)
+                fresh.append((meta_key, entry))
+        await run(fresh)
+        if len(entries) < INDEX_PAGE:
+            break
+        # Deleting removed the entries listed; listing on from the last
+        # one listed skips the kept ones and reaches the rest.
+        position = entries[-1]
+    if planned is not None:  # those the walk did not meet (their entry moved or is missing)
+        rest = [keys.meta_key(cid) for cid in dict.fromkeys(planned)]
+        await run([(meta_key, None) for meta_key in rest if meta_key not in seen])
     ids = list(tally.deleted)
     return PruneReport(
         dry_run=dry,

@@ -567,3 +567,33 @@ async def test_conversation_transcripts_finds_own_and_bound_sessions(
     assert await store.blobs.list("") == before
     with pytest.raises(MemoryValidationError, match="conversation_id"):
         await sessions.conversation_transcripts("")
+
+
+async def test_a_deletion_cut_short_anywhere_leaves_a_bound_session_whole_or_gone() -> None:
+    """Without transactions a conversation's keys go in key order, a
+    transcript's batches before its head: cut short in between (issue 35), a
+    load read the head's count of batches with some of them missing. Now at
+    every step the transcript loads whole or not at all."""
+    data = MemoryMap()
+    store, _ = open_on(data)
+    cid = "chat/42"
+    sid = await store.claude_session_binding(cid)
+    await store.append_message(cid, "user", "hi")
+    key: SessionKey = {"project_key": "proj", "session_id": sid}
+    whole = [entry(n, f"u{n}") for n in range(4)]
+    for item in whole:  # four batches
+        await store.claude_session_store().append(key, [item])
+    step = 0
+    while True:
+        cut = copy(data)
+        crashing, _ = open_on(cut, step)
+        try:
+            await crashing.delete_conversation(cid)
+        except Crash:
+            pass
+        else:
+            break
+        survivor, _ = open_on(cut)
+        assert await survivor.claude_session_store().load(key) in (whole, None), step
+        step += 1
+    assert step > 4

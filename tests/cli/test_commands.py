@@ -120,7 +120,9 @@ def test_msg_show_update_delete(cli: Cli, lib: makers_store.SyncContextStore) ->
     (message,) = lib.get_messages(conversation_id="c1")
     assert message.content == "fixed" and message.metadata == {"a": 1}
     assert message.updated_at is not None
-    cli.ok("msg", "update", "c1", mid, "--meta", "rating=5")
+    cli.ok("msg", "update", "c1", mid, "--meta", "rating=5")  # merged
+    assert lib.get_messages(conversation_id="c1")[0].metadata == {"a": 1, "rating": 5}
+    cli.ok("msg", "update", "c1", mid, "--meta", "rating=5", "--replace-meta")
     assert lib.get_messages(conversation_id="c1")[0].metadata == {"rating": 5}
     cli.ok("msg", "update", "c1", mid, "--clear-meta")
     assert lib.get_messages(conversation_id="c1")[0].metadata is None

@@ -25,20 +25,21 @@ from makers_store.emulator.runtime.store_rpc import start_store_rpc
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE / "project"
 CLAUDE_PROJECT = HERE / "claude-project"
-#: npm ci flags per project: the Claude SDK's 200 MB CLI binary is optional
-#: and nothing here runs it
-NPM_FLAGS = {PROJECT: (), CLAUDE_PROJECT: ("--omit=optional",)}
+#: npm ci flags per project (none for others): the Claude SDK's 200 MB CLI
+#: binary is optional and nothing here runs it
+NPM_FLAGS = {CLAUDE_PROJECT: ("--omit=optional",)}
 
 
 def npm_ci(project: Path) -> None:
-    """Install ``project``'s locked npm dependencies unless they are current."""
+    """Install ``project``'s locked npm dependencies unless they are current (any
+    project with a lock file: tests/serve's Vite project uses it too)."""
     installed = project / "node_modules" / ".package-lock.json"
     lock = project / "package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
         return
     npm = shutil.which("npm")
-    assert npm is not None, "npm is needed for tests/node (Node 20 and npm)"
-    command = [npm, "ci", "--no-audit", "--no-fund", *NPM_FLAGS[project]]
+    assert npm is not None, "npm is needed for the Node tests (Node 20 and npm)"
+    command = [npm, "ci", "--no-audit", "--no-fund", *NPM_FLAGS.get(project, ())]
     subprocess.run(command, cwd=project, check=True, capture_output=True, timeout=900)
 
 

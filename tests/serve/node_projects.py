@@ -197,6 +197,38 @@ NODE_PROJECT = {
           });
         }
     """,
+    "agents/whoami.ts": """
+        // context.conversation_id as the agent sees it: null without the header.
+        export async function onRequest(context: any): Promise<Response> {
+          const id = context.conversation_id;
+          return Response.json({ id, type: id === null ? 'null' : typeof id });
+        }
+    """,
+    "cloud-functions/fn/whoami.ts": """
+        export async function onRequest(context: any): Promise<Response> {
+          const id = context.agent.conversation_id;
+          return Response.json({ id, type: id === null ? 'null' : typeof id });
+        }
+    """,
+    "agents/whoami_py.py": """
+        async def handler(ctx):
+            return {"id": ctx.conversation_id, "type": type(ctx.conversation_id).__name__}
+    """,
+    "cloud-functions/fn/whoami_py.py": """
+        import json
+        from http.server import BaseHTTPRequestHandler
+
+
+        class handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                cid = self.context.agent.conversation_id
+                body = json.dumps({"id": cid, "type": type(cid).__name__}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+    """,
     "cloud-functions/lib/format.ts": """
         // No onRequest export: a helper module, not a route.
         export const format = (text: string) => text.trim();

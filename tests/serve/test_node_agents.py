@@ -147,6 +147,24 @@ def test_stop_aborts_the_run_on_another_instance(server: Server, client: httpx.C
     assert spans[0]["attributes"] == {"from": 200, "aborted": True}
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "without"),
+    [("POST", "/whoami", None), ("GET", "/fn/whoami", None),
+     ("POST", "/whoami_py", ""), ("GET", "/fn/whoami_py", "")],
+    ids=["node-agent", "node-function", "python-agent", "python-function"],
+)
+def test_conversation_id_without_the_header_is_null_in_node_and_empty_in_python(
+    client: httpx.Client, method: str, path: str, without: str | None,
+) -> None:
+    # Node templates read `context.conversation_id ?? body.conversation_id`; Python's is a str.
+    bare = client.request(method, path, json={})
+    assert bare.status_code == 200, bare.text
+    expected_type = {None: "null", "": "str"}[without]
+    assert bare.json() == {"id": without, "type": expected_type}
+    given = client.request(method, path, json={}, headers={"makers-conversation-id": "who-1"})
+    assert given.json() == {"id": "who-1", "type": "string" if without is None else "str"}
+
+
 @pytest.mark.parametrize("case", ["unbound", "limit"])
 def test_bad_input_gives_the_same_named_error_in_both_languages(
     client: httpx.Client, case: str

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -157,6 +159,29 @@ def test_prepare_validates_options(tmp_path: Path) -> None:
     assert any("memory:// store is lost" in w for w in prepared.warnings)
     default = server.prepare(options(store_url=None))
     assert default.store.url == f"sqlite:///{project.resolve() / '.makers-store' / 'store.db'}"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_serve_keeps_its_data_folder_out_of_source_scans(tmp_path: Path) -> None:
+    """Frontend dev servers skip what .gitignore names (Tailwind 4's scanner reloads the page
+    on every change of a file it scans): git itself must call the folder's files ignored,
+    with no .gitignore of the project's own; a .gitignore already in the folder is kept."""
+    project = touch(tmp_path / "p", "agents/a.py")
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    server.prepare(server.ServeOptions(project_dir=project, store_url="memory://"))
+    data = project / ".makers-store"
+    for name in ("store.db", "traces.jsonl", "workspaces/c1/notes.ts"):
+        checked = subprocess.run(
+            ["git", "-C", str(project), "check-ignore", "-q", str(data / name)], check=False
+        )
+        assert checked.returncode == 0, name
+    assert subprocess.run(
+        ["git", "-C", str(project), "check-ignore", "-q", str(project / "agents/a.py")],
+        check=False,
+    ).returncode == 1
+    (data / ".gitignore").write_text("store.db\n", encoding="utf-8")
+    server.prepare(server.ServeOptions(project_dir=project, store_url="memory://"))
+    assert (data / ".gitignore").read_text(encoding="utf-8") == "store.db\n"
 
 
 def test_relative_sqlite_urls_become_absolute(

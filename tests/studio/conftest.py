@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import threading
+import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -110,6 +111,14 @@ def start_studio(store_url: str) -> Studio:
     raise AssertionError("the studio did not start:\n" + "".join(seen))
 
 
+def warm_up(studio: Studio) -> None:
+    """Open a conversation page once, unhurried: its first framework panel
+    imports LangGraph (seconds on a loaded machine), which a test's page
+    load must not wait for within :data:`SHOWN_MS`."""
+    with urllib.request.urlopen(studio.at("/conversation?id=first"), timeout=120) as answer:
+        answer.read()
+
+
 def end(process: subprocess.Popen[str]) -> None:
     """SIGTERM, then SIGKILL if it is still running 10 s later."""
     process.terminate()
@@ -154,6 +163,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     with makers_store.open_sync_store(url) as store:  # the studio opens existing stores only
         store.append_message("first", "user", "hello", user_id="u_first")
     started = start_studio(url)
+    warm_up(started)
     yield started
     started.stop()
 
@@ -181,7 +191,8 @@ def cid() -> str:
 
 
 class PageLog:
-    """What a page did that a test may need to assert it did not do."""
+    """What a page did that a test may need to assert it did not do (the
+    Studio opens no native dialog: it asks in the page, see :func:`answer`)."""
 
     def __init__(self) -> None:
         self.dialogs: list[str] = []
@@ -220,3 +231,16 @@ def page(browser: Browser, page_log: PageLog) -> Iterator[Page]:
 def wait_live(page: Page) -> None:
     """Until the page's event stream is open (the header says "live")."""
     page.locator("#live.on").wait_for()
+
+
+def answer(page: Page, *, yes: bool = True, value: str | None = None) -> str:
+    """Answer the Studio's in-page question (its ``<dialog id="ask">``): OK
+    (with ``value`` typed into its field, if given) or Cancel; returns what it asked."""
+    dialog = page.locator("dialog#ask[open]")
+    dialog.wait_for()
+    asked = dialog.locator("#ask-text").inner_text()
+    if value is not None:
+        dialog.locator("#ask-input").fill(value)
+    dialog.locator("#ask-yes" if yes else "#ask-no").click()
+    dialog.wait_for(state="hidden")
+    return asked

@@ -14,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 import makers_store
 
-from .conftest import PageLog, Studio, wait_live
+from .conftest import PageLog, Studio, answer, wait_live
 from .test_studio_live import LIVE_MS, in_another_process
 
 
@@ -160,8 +160,8 @@ def test_index_health_checks_and_rebuilds(
     page.click('button[data-action="index-check"]')
     expect(page.locator("#index-check")).to_contain_text("missing")
     expect(page.locator("#index-check")).to_contain_text(cid)
-    page_log.accept = True
     page.click('button[data-action="index-rebuild"]')
+    answer(page)
     expect(page.locator("#index-result")).to_contain_text('"created":1')
     page.click('button[data-action="index-check"]')
     expect(page.locator("#index-check tr").first).to_contain_text("true")

@@ -32,9 +32,19 @@ def test_check_history_lists_the_findings_and_changes_nothing(
     expect(rules.nth(0)).to_have_attribute("data-rule", "duplicate-message")
     expect(rules.nth(1)).to_have_attribute("data-rule", "orphan-tool-call")
     expect(rules.nth(1)).to_contain_text("'w1'")
-    expect(rules.nth(1)).to_contain_text("doctor --fix: set-aside-call")
+    # the repair in words, and the message a link that opens the page at it
+    expect(rules.nth(1).locator(".repair")).to_contain_text(
+        "move the call to metadata.interrupted_tool_calls"
+    )
+    expect(rules.nth(0).locator(".repair")).to_contain_text("delete the later copy")
     assert [m.to_dict() for m in seed.get_messages(cid)] == before  # read-only
 
+    rules.nth(1).locator("a.finding-message").click()
+    expect(page.locator("#messages .message.target")).to_have_attribute(
+        "data-message-id", before[1]["message_id"]
+    )
+    page.go_back()
+    page.click('button[data-action="history-check"]')
     seed.delete_message(cid, again)
     page.click('button[data-action="history-check"]')  # "Check again"
     expect(panel.locator("#history-result")).to_have_text("1 finding")

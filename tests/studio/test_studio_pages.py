@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 import makers_store
 
-from .conftest import PageLog, Studio, wait_live
+from .conftest import PageLog, Studio, answer, wait_live
 
 
 def test_the_list_shows_conversations_newest_first_and_filters(
@@ -108,8 +108,8 @@ def test_a_state_edit_persists_and_bad_json_writes_nothing(
     new.locator("button[type=submit]").click()
     expect(page.locator('form.state-entry[data-key="added"]')).to_be_visible()
     assert seed.bind(cid).state.get("added") == ["a", 1]
-    page_log.accept = True
     page.click('button[data-action="state-delete"][data-key="added"]')
+    assert answer(page) == "Delete state key added?"
     expect(page.locator('form.state-entry[data-key="added"]')).to_have_count(0)
     assert seed.bind(cid).state.items() == {"step": {"n": 2, "done": True}}
 
@@ -139,16 +139,19 @@ def test_clear_and_delete_ask_first(
     seed.bind(cid).state.set("k", 1)
     page.goto(studio.at(f"/conversation?id={cid}"))
     wait_live(page)
-    page.click('button[data-action="delete"]')  # dismissed: nothing happens
-    assert page_log.dialogs and "cannot be undone" in page_log.dialogs[-1]
+    page.click('button[data-action="delete"]')  # cancelled: nothing happens
+    assert "cannot be undone" in answer(page, yes=False)
+    expect(page.locator(".toast")).to_have_count(0)
     assert seed.get_conversation(cid) is not None
-    page_log.accept = True
     page.click('button[data-action="clear"]')
+    answer(page)
     expect(page.locator("#messages .message")).to_have_count(0)
     assert seed.get_messages(cid) == []
     assert seed.bind(cid).state.get("k") == 1
     page.click('button[data-action="delete"]')
+    answer(page)
     page.wait_for_url(studio.url)
+    assert not page_log.dialogs  # asked in the page, never by a native confirm()
     assert seed.get_conversation(cid) is None
 
 

@@ -8,11 +8,13 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
+from makers_store.emulator.runtime.worker.trace_log import trace_path
 from makers_store.text import UNSAFE
-from tests.serve.harness import Server, cli, serving
+from tests.serve.harness import Server, cli, serving, write_project
 
 from .conftest import wait_live
 
@@ -25,7 +27,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("studio-serve")
     made = cli("init", str(root / "demo"))
     assert made.returncode == 0, made.stderr
+    write_project(  # a route that fails, for the traces' status
+        root / "demo",
+        {
+            "agents/broken.py": """
+            async def handler(ctx):
+                raise RuntimeError("the model is down")
+        """
+        },
+    )
     with serving(root / "demo", root / "serve.log") as server:
+        # unhurried, once: the first conversation page imports LangGraph (see warm_up)
+        httpx.get(studio_url(server, "/conversation?id=warm-up"), timeout=120)
         yield server
 
 
@@ -119,3 +132,54 @@ def test_the_playground_shows_control_characters_in_an_answer_visibly(
     expect(frames).to_contain_text("\\u001b[31mRED")
     assert UNSAFE.search(frames.inner_text()) is None
     page.screenshot(path=artifacts / "playground-control-characters.png", full_page=True)
+
+
+def test_failed_runs_are_not_ok_in_the_trace_file_or_the_traces_page(
+    page: Page, served: Server, artifacts: Path
+) -> None:
+    """A run answered 400 (init's chat without a conversation id) or 500 (a
+    handler that raised) is an error with its HTTP status, in traces.jsonl and
+    on the Traces page, whose filter shows the failed runs only."""
+
+    rejected = httpx.post(served.base_url + "/chat", json={"message": "hi"}, timeout=30)
+    assert rejected.status_code == 400
+    crashed = httpx.post(
+        served.base_url + "/broken",
+        json={},
+        headers={"makers-conversation-id": "t-broken"},
+        timeout=30,
+    )
+    assert crashed.status_code == 500
+    fine = httpx.post(
+        served.base_url + "/chat",
+        json={"message": "hi"},
+        headers={"makers-conversation-id": "t-fine"},
+        timeout=30,
+    )
+    assert fine.status_code == 200
+    fine_run = fine.headers["makers-run-id"]
+    records = {
+        r["run_id"]: r for r in map(json.loads, trace_path(served.project).read_text().splitlines())
+    }
+    by_http = {(r["route"], r["http_status"]): r["status"] for r in records.values()}
+    assert by_http[("/chat", 400)] == "error"
+    assert by_http[("/broken", 500)] == "error"
+    assert records[fine_run]["status"] == "ok" and records[fine_run]["http_status"] == 200
+
+    page.goto(studio_url(served, "/traces"))
+    broken = page.locator("#traces tbody tr", has_text="/broken")
+    expect(broken.locator("td.status")).to_have_text("error")
+    expect(broken.locator("td.http")).to_have_text("500")
+    expect(page.locator("#traces tbody tr", has_text=fine_run).locator("td.http")).to_have_text(
+        "200"
+    )
+    page.select_option("#runs-filter", "failed")
+    page.click("form.filters button[type=submit]")
+    expect(page).to_have_url(re.compile(r"runs=failed"))
+    rows = page.locator("#traces tbody tr")
+    expect(rows.first).to_be_visible()
+    for status in rows.locator("td.status").all_inner_texts():
+        assert status.strip() in ("error", "aborted", "timeout"), status
+    assert rows.filter(has_text=fine_run).count() == 0
+    expect(rows.filter(has_text="/broken")).to_have_count(1)
+    page.screenshot(path=artifacts / "traces-failed.png", full_page=True)

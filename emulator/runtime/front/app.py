@@ -11,7 +11,10 @@ chunk by chunk as the worker produces it. It adds ``makers-instance`` and
 connection to the worker is closed, which sets the run's ``signal`` there.
 A second listener on 127.0.0.1 takes the workers' control calls (abort
 fan-out, :mod:`.control`). Connection-level limits (header timeout,
-connection cap) are in :mod:`.limits`.
+connection cap) are in :mod:`.limits`. What no agent or cloud function
+takes goes to the project's frontend (:mod:`.frontend`), when it has one.
+A project's middleware, when it has one, sees each request first
+(:mod:`..middleware.step`).
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ from makers_store.text import printable_line
 from ...studio import SERVE_PREFIX as STUDIO_PREFIX
 from ..errors import BodyRefused, ClientGone, NoInstanceError, UpstreamError
 from ..http_client import Connection, Headers, ResponseHead
+from ..middleware.host import MiddlewareHost
+from ..middleware.step import RewriteElsewhere, run_middleware
 from ..sse import SSE_CONNECTION_HEADER, sse
 from ..wire import CONVERSATION_HEADER, INTERNAL_PREFIX, RUN_HEADER, new_run_id
-from .body import body_pieces, declared_length
+from .body import body_pieces, declared_length, unless_client_leaves
 from .control import InflightRuns, serve_control
+from .frontend import FrontendApp
 from .headers import (
     CLOSE,
     FROM_WORKER_DROPPED,
@@ -106,6 +112,10 @@ class FrontApp:
         self.inflight = InflightRuns()
         #: the Studio's app, answering under /_studio/ (None: not served)
         self.studio: ASGIApp | None = None
+        #: the project's frontend: what no agent or cloud function takes (None: it has none)
+        self.frontend: FrontendApp | None = None
+        #: the project's middleware, run first (None: the project has none)
+        self.middleware: MiddlewareHost | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -119,14 +129,34 @@ class FrontApp:
                 scope, receive, send, token=self.token, inflight=self.inflight,
                 pool=self.pool, limits=self.limits,
             )
-        elif self.studio is not None and _is_studio_path(scope["path"]):
+            return
+        if self.middleware is not None:  # first: in front of everything the port serves
+            passed = await self._middleware(self.middleware, scope, receive, send)
+            if passed is None:
+                return  # answered by the middleware
+            scope, send = passed
+        if self.studio is not None and _is_studio_path(scope["path"]):
             await self.studio(scope, receive, send)  # before routing: no project route shadows it
         elif scope["path"].startswith(INTERNAL_PREFIX):
             identity = identity_headers(conversation_of(scope), new_run_id())
             body = {"error": "not found", "method": scope["method"], "path": scope["path"]}
             await send_json(send, 404, body, identity)
+        elif self.frontend is not None and self.frontend.takes(scope):
+            await self.frontend(scope, receive, send)
         else:
             await self._proxy(scope, receive, send)
+
+    async def _middleware(
+        self, host: MiddlewareHost, scope: Scope, receive: Receive, send: Send
+    ) -> tuple[Scope, Send] | None:
+        """The project's middleware step (:mod:`..middleware.step`); None: it answered."""
+        try:
+            return await run_middleware(host, scope, receive, send)
+        except UpstreamError as exc:  # refused, never let through: it may be an auth guard
+            status = exc.status if isinstance(exc, RewriteElsewhere) else 502
+            logger.warning("%s %s -> %d: %s", scope["method"], _shown(scope["path"]), status, exc)
+            await send_json(send, status, {"error": str(exc)}, identity_headers(b"", new_run_id()))
+            return None
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
@@ -256,33 +286,9 @@ class FrontApp:
     ) -> None:
         """Relay the worker's answer, closing its connection if the client leaves."""
         finished = asyncio.Event()
-        gone = asyncio.Event()
-
-        async def watch() -> None:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    if not finished.is_set():
-                        gone.set()
-                    return
-
-        forward = asyncio.create_task(
-            self._forward(worker, connection, scope, send, fallback, outcome, finished)
-        )
-        watcher = asyncio.create_task(watch())
-        try:
-            await asyncio.wait({forward, watcher}, return_when=asyncio.FIRST_COMPLETED)
-            if gone.is_set() and not forward.done():
-                outcome.note = " (client disconnected)"
-                forward.cancel()
-            try:
-                await forward
-            except asyncio.CancelledError:
-                if not gone.is_set():
-                    raise
-        finally:
-            watcher.cancel()
-            await asyncio.gather(watcher, return_exceptions=True)
+        relay = self._forward(worker, connection, scope, send, fallback, outcome, finished)
+        if await unless_client_leaves(receive, relay, finished):
+            outcome.note = " (client disconnected)"
 
     async def _forward(
         self,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
+from typing import Any
 
 from starlette.types import Receive
 
@@ -68,3 +69,41 @@ async def read_small_json(receive: Receive, limits: FrontLimits, cap: int) -> ob
     capped = dataclasses.replace(limits, max_body_bytes=cap)
     data = b"".join([piece async for piece in body_pieces(receive, capped)])
     return json.loads(data)
+
+
+async def unless_client_leaves(
+    receive: Receive, relay: Coroutine[Any, Any, None], finished: asyncio.Event
+) -> bool:
+    """Run ``relay`` (relaying an answer, once the request body is read) while
+    watching the client: if it disconnects before ``finished`` is set, ``relay``
+    is cancelled, which closes the connection behind it (a worker's run sees
+    its ``signal`` set). True when it was cancelled so."""
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                if not finished.is_set():
+                    gone.set()
+                return
+
+    task = asyncio.create_task(relay)
+    watcher = asyncio.create_task(watch())
+    cancelled = False
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+        if gone.is_set() and not task.done():
+            cancelled = True
+            task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not cancelled:
+                raise
+    finally:
+        if not task.done():
+            task.cancel()
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    return cancelled

@@ -17,6 +17,10 @@ app, where a request that never completes is visible):
   connections cannot lock real clients out); when every connection is busy
   with a request, the new one gets 503 and is closed at once.
 
+WebSocket upgrades the front's :class:`.upgrade.Splicer` takes (the
+frontend's hot reload) leave uvicorn here: the client's socket is handed over
+before uvicorn would refuse the upgrade (it runs without a WebSocket library).
+
 The *body* timeout (``body_timeout_s`` between two reads of the body, as
 nginx's ``client_body_timeout``) and the body caps are applied by the front
 app while it streams the body to a worker (:mod:`.body`).
@@ -28,13 +32,15 @@ import asyncio
 import resource
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import h11
+from starlette.types import Scope
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from ..platform_choices import AGENT_MAX_BODY_BYTES
 from ..project.envfile import positive_number
+from .upgrade import Splicer
 
 #: Seconds a client has to send a request's line and headers: generous for a
 #: person typing into ``nc``, far too short to hold connections open for free.
@@ -102,6 +108,8 @@ class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a header timeout and a connection cap."""
 
     limits: FrontLimits = FrontLimits()
+    #: Who takes WebSocket upgrades (None: uvicorn serves them as plain HTTP).
+    splicer: Splicer | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -110,8 +118,10 @@ class GuardedH11Protocol(H11Protocol):
         self.waiting_since = time.monotonic()
 
     @classmethod
-    def with_limits(cls, limits: FrontLimits) -> type[GuardedH11Protocol]:
-        return type(cls.__name__, (cls,), {"limits": limits})
+    def with_limits(
+        cls, limits: FrontLimits, splicer: Splicer | None = None
+    ) -> type[GuardedH11Protocol]:
+        return type(cls.__name__, (cls,), {"limits": limits, "splicer": splicer})
 
     @property
     def waiting_for_request(self) -> bool:
@@ -149,6 +159,28 @@ class GuardedH11Protocol(H11Protocol):
         super().data_received(data)
         if not self.waiting_for_request:
             self._disarm_header_timer()
+
+    # --- WebSocket upgrades -------------------------------------------------------
+
+    def _should_upgrade_to_ws(self) -> bool:
+        return self.splicer is not None and self.splicer.takes_upgrade(cast(Scope, self.scope))
+
+    def _unsupported_upgrade_warning(self) -> None:
+        pass  # uvicorn's advice to install a WebSocket library is not serve's
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        assert self.splicer is not None
+        self._disarm_header_timer()
+        self.connections.discard(self)  # no longer uvicorn's to count, time out or close
+        self._unset_keepalive_if_required()
+        early = b""
+        try:  # what the client sent after the head (nothing, for a WebSocket client)
+            while isinstance(self.conn.next_event(), h11.EndOfMessage | h11.Data):
+                pass
+            early = self.conn.trailing_data[0]
+        except h11.ProtocolError:
+            pass
+        self.splicer.splice(cast(Scope, self.scope), self.transport, early)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()

@@ -160,6 +160,13 @@ function utilsFor(meta, syncRpc, runs) {
   };
 }
 
+// `context.conversation_id` is null without a `makers-conversation-id` header, as on the
+// platform's Node runtime (templates read `context.conversation_id ?? body.conversation_id`);
+// Python's `ctx.conversation_id` stays "" (its docs give a str).
+function conversationIdOf(meta) {
+  return meta.conversationId || null;
+}
+
 export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, baseEnv }) {
   const store = createContextStore(client, {
     conversationId: meta.conversationId || undefined, runId: meta.runId });
@@ -176,7 +183,7 @@ export function agentContext({ meta, req, raw, signal, client, syncRpc, runs, ba
       signal,
     },
     env: { ...baseEnv },
-    conversation_id: meta.conversationId,
+    conversation_id: conversationIdOf(meta),
     run_id: meta.runId,
     store,
     utils: utilsFor(meta, syncRpc, runs),
@@ -227,6 +234,6 @@ export function functionContext({ meta, req, raw, signal, client, baseEnv }) {
     clientIp: req.headers['x-forwarded-for'] ?? '127.0.0.1',
     server: { region: 'local', requestId: meta.runId },
     geo: {},
-    agent: { conversation_id: meta.conversationId, store: cloudFunctionStore(store) },
+    agent: { conversation_id: conversationIdOf(meta), store: cloudFunctionStore(store) },
   };
 }

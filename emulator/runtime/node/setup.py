@@ -9,6 +9,8 @@ Checked once by the front (:func:`prepare_node`), never by the workers:
   ``npm`` on first use into the user cache directory
   (``platformdirs.user_cache_dir("makers-store")/node/tsx-<version>``), with a
   message saying so. Plain ``.js`` / ``.mjs`` projects need no loader;
+- for the project's middleware (``middleware.js`` / ``.ts``), Node and tsx
+  whatever the routes' languages (:func:`prepare_middleware_node`);
 - the project's own ``node_modules``: serve never runs ``npm install`` in a
   project (it would rewrite the lockfile and run install scripts); it warns
   when ``package.json`` lists dependencies and ``node_modules`` is missing.
@@ -61,12 +63,12 @@ class NodeRuntime:
         return cls(node, data.get("tsx_loader"))
 
 
-def _find_node() -> str:
+def _find_node(needed_for: str = "to serve .ts/.js agents and functions") -> str:
     given = os.environ.get(NODE_ENV)
     found = given or shutil.which("node")
     if not found:
         raise NodeSetupError(
-            f"Node.js is needed to serve .ts/.js agents and functions, but `node` is not on "
+            f"Node.js is needed {needed_for}, but `node` is not on "
             f"PATH; install Node.js {MIN_NODE_MAJOR} or later (or set ${NODE_ENV})"
         )
     try:
@@ -159,3 +161,17 @@ def prepare_node(
     node = _find_node()
     loader = ensure_tsx(node, notify) if _needs_typescript(project) else None
     return NodeRuntime(node, loader)
+
+
+def prepare_middleware_node(
+    middleware: str, notify: Callable[[str], None] | None = None
+) -> tuple[str, str]:
+    """Node and tsx's loader for the project's middleware (``middleware``: its file, shown).
+
+    A middleware always runs through tsx, which loads ``.ts`` and ESM ``.js``
+    alike (the platform bundles either). NodeSetupError when Node is missing:
+    serve does not start without the middleware, which may be an auth guard.
+    """
+    node = _find_node(f"to run {middleware} (serve does not skip a middleware: it may guard "
+                      "the app)")
+    return node, ensure_tsx(node, notify or _say)

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolArgumentError
+from ..project.data_dir import DATA_DIR
 
 #: Where the workspaces live, under the project folder (hidden from --reload).
-WORKSPACES_DIR = Path(".makers-store") / "workspaces"
+WORKSPACES_DIR = Path(DATA_DIR) / "workspaces"
 
 #: The readable part of a folder name is cut to this many characters; the
 #: digest of the whole id that follows keeps names distinct.

@@ -178,41 +178,47 @@ class AgentRunner:
                 self.timeout_s, self._timed_out, run, route
             )
 
-        def end(status: str) -> None:
+        response: Response | None = None
+
+        def end(status: str, http_status: int | None = None) -> None:
+            """The run is over: ``status`` as the handler left it, ``http_status``
+            what the client was answered (a stream's: its response's)."""
             watcher.cancel()
             if timer is not None:
                 timer.cancel()
             self.runs.finish(run)
-            self._trace(route, request, ctx, status)
+            if http_status is None and response is not None:
+                http_status = response.status_code
+            self._trace(route, request, ctx, status, http_status)
 
         try:
             result = await _until_done_or_stopped(handler, ctx, run)
             response = to_response(result, run, end)
         except _Cancelled:
-            end(run.reason or "aborted")
             status = TIMEOUT_STATUS if run.reason == "timeout" else ABORTED_STATUS
+            end(run.reason or "aborted", status)
             message = f"the run was cancelled: {run.reason} and not finished after the grace period"
             return error_response(status, message, run_id=run.run_id)
         except RelayedError as exc:
-            end("error")
+            end("error", exc.response.status_code)
             return exc.response
         except ResultError as exc:
-            end("error")
+            end("error", 500)
             logger.error("run %s: %s: %s", run.run_id, route.relative, exc)
             return error_response(500, str(exc), run_id=run.run_id)
         except Exception as exc:
             if is_graph_interrupt(exc):
-                end("interrupted")
+                end("interrupted", INTERRUPT_STATUS)
                 logger.info("run %s: %s raised GraphInterrupt (not an error)", run.run_id,
                             route.relative)
                 payload = {"interrupted": True, "interrupts": _interrupt_values(exc),
                            "run_id": run.run_id}
                 return json_response(payload, INTERRUPT_STATUS)
-            end("error")
+            end("error", 500)
             logger.exception("run %s: %s raised", run.run_id, route.relative)
             return error_response(500, f"{type(exc).__name__}: {exc}", run_id=run.run_id)
         if not isinstance(response, SSEResponse):
-            end(run.reason or "ok")
+            end(run.reason or "ok", response.status_code)
         return response
 
     def _timed_out(self, run: Run, route: Route) -> None:
@@ -227,12 +233,22 @@ class AgentRunner:
         )
         run.abort("timeout")
 
-    def _trace(self, route: Route, request: Request, ctx: AgentContext, status: str) -> None:
+    def _trace(
+        self,
+        route: Route,
+        request: Request,
+        ctx: AgentContext,
+        status: str,
+        http_status: int | None,
+    ) -> None:
         tracer = ctx.tracer
-        trace_logger.info("trace route=%s %s", route.path, tracer.summary(status))
+        status = trace_log.run_status(status, http_status)
+        summary = tracer.summary(status)
+        trace_logger.info("trace route=%s %s http=%s", route.path, summary, http_status)
         record = trace_log.build_record(
             tracer,
             status=status,
+            http_status=http_status,
             conversation_id=ctx.conversation_id,
             route=request.url.path,
             file=route.relative,

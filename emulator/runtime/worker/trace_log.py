@@ -14,11 +14,18 @@ Each line is one JSON object (UTF-8), format version :data:`RECORD_VERSION`::
       "started_at": 1764763200.123,   # epoch seconds
       "duration_ms": 812.4,
       "status": "ok",                 # ok | error | aborted | disconnected | timeout | interrupted
+      "http_status": 200,             # what the client was answered (null: unknown)
       "attributes": {...},            # ctx.tracer.set_attributes(...)
       "spans": [{"name", "start_ms" (from the run's start), "duration_ms" (null if never
                  ended), "status", "attributes", "events": [{"name", "attributes"}]}],
       "dropped_spans": 0              # spans over the per-run cap
     }
+
+A run whose handler returned normally but answered 4xx or 5xx (``return
+{"error": ...}, 400``, a response envelope, a Response) is ``error``, not
+``ok``: :func:`run_status`. ``http_status`` was added in version 1 without a
+version change (readers take its absence as unknown).
+:data:`FAILED_STATUSES` are what "failed runs" means (the Studio's filter).
 
 Attribute values JSON cannot encode are written as ``str(value)``. Several
 worker processes append at once: each record is one ``write`` under an
@@ -38,6 +45,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from ..project.data_dir import DATA_DIR
 from .tracing import Tracer
 
 try:
@@ -54,14 +62,36 @@ MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_RECORD_BYTES = 256 * 1024
 
 
+#: The statuses of runs that did not end well (a client disconnecting is not one).
+FAILED_STATUSES = frozenset({"error", "aborted", "timeout"})
+
+
+def run_status(status: str, http_status: int | None) -> str:
+    """The status a run is recorded with: ``ok`` only when its answer was not
+    4xx or 5xx (what the handler said stays otherwise: ``aborted`` answers 499)."""
+    if status == "ok" and http_status is not None and http_status >= 400:
+        return "error"
+    return status
+
+
+def is_failed(record: dict[str, Any]) -> bool:
+    """Whether a record's run failed: its status, or its answer's HTTP status
+    for records written before :func:`run_status` judged it."""
+    http_status = record.get("http_status")
+    return record.get("status") in FAILED_STATUSES or (
+        isinstance(http_status, int) and http_status >= 400
+    )
+
+
 def trace_path(project: Path) -> Path:
-    return project / ".makers-store" / FILE_NAME
+    return project / DATA_DIR / FILE_NAME
 
 
 def build_record(
     tracer: Tracer,
     *,
     status: str,
+    http_status: int | None = None,
     conversation_id: str,
     route: str,
     file: str,
@@ -78,6 +108,7 @@ def build_record(
         "started_at": round(tracer.started_at, 3),
         "duration_ms": round(_elapsed_ms(tracer), 3),
         "status": status,
+        "http_status": http_status,
         "attributes": tracer.attributes,
         "spans": [span.to_record() for span in tracer.spans],
         "dropped_spans": tracer.dropped_spans,

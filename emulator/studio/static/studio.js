@@ -95,6 +95,43 @@
     return answer;
   }
 
+  // POST whose answer is HTML the server's templates rendered (the doctor's findings).
+  async function postFragment(path, body) {
+    const response = await fetch(BASE + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-studio-token": TOKEN },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+    });
+    if (!response.ok) {
+      const answer = await response.json().catch(() => ({ error: response.statusText }));
+      throw new Error(answer.error || `HTTP ${response.status}`);
+    }
+    return response.text();
+  }
+
+  // The one way the Studio asks before it acts: an in-page dialog (never the
+  // browser's confirm() or prompt(), which a page cannot style, test or keep
+  // in its language). `field`: {label, value} asks for a value too. Resolves
+  // to true (or the value typed) when confirmed, null when cancelled.
+  function ask(text, field) {
+    const dialog = document.getElementById("ask");
+    const input = document.getElementById("ask-input");
+    show(document.getElementById("ask-text"), text);
+    document.getElementById("ask-field").hidden = !field;
+    input.required = Boolean(field);
+    if (field) { show(document.getElementById("ask-label"), field.label); input.value = field.value; }
+    dialog.returnValue = "";
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => {
+        if (dialog.returnValue !== "yes") resolve(null);
+        else resolve(field ? input.value : true);
+      }, { once: true });
+      dialog.showModal();
+      if (field) input.select(); else document.getElementById("ask-yes").focus();
+    });
+  }
+
   async function fragment(url) {
     const response = await fetch(url, { credentials: "same-origin" });
     if (!response.ok) {
@@ -144,8 +181,34 @@
   }
 
   async function appendNewer() {
+    // opened at one message with newer ones after the page: those come by the button
+    if (document.getElementById("messages").hasAttribute("data-anchored")) return;
     // pages of new messages until the last one (a burst may be longer than a page)
     while (await appendNewerPage()) { /* next page */ }
+  }
+
+  async function loadNewer(button) {
+    const box = document.getElementById("messages");
+    if (!(await appendNewerPage())) { box.removeAttribute("data-anchored"); button.remove(); }
+  }
+
+  // A tool call's result (or a result's call) already on the page: go to it
+  // there; else the link asks the server, which finds it and opens the page at it.
+  function followToolLink(link) {
+    const wanted = link.dataset.find === "result"
+      ? `[data-result-of="${CSS.escape(link.dataset.call)}"]`
+      : `[data-call-id="${CSS.escape(link.dataset.call)}"]`;
+    const partner = document.querySelector(`#messages ${wanted}`);
+    if (!partner) return false;
+    markTarget(partner.closest(".message"));
+    return true;
+  }
+
+  function markTarget(message) {
+    for (const old of document.querySelectorAll(".message.target")) old.classList.remove("target");
+    message.classList.add("target");
+    message.scrollIntoView({ block: "center" });
+    message.focus({ preventScroll: true });
   }
 
   async function appendNewerPage() {
@@ -199,7 +262,8 @@
       if (!parts.includes("conversations") && !parts.includes("conversation")) return;
       const list = document.getElementById("conversation-list");
       const params = new URLSearchParams(location.search);
-      if (params.get("after") || params.get("before")) return;
+      // a later page, or the conversations of state only (a walk of the store): as they were
+      if (params.get("after") || params.get("before") || params.get("only")) return;
       const html = await fragment(list.dataset.part);
       const focused = list.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
       list.innerHTML = html;
@@ -262,7 +326,9 @@
     "fork": async (el) => {
       // the new id is asked for, with a fresh one proposed
       const proposed = `${cid}-fork-${Math.random().toString(36).slice(2, 8)}`;
-      const newId = window.prompt("Fork up to this message into a new conversation with the id:", proposed);
+      const newId = await ask(
+        `Fork the conversation up to message ${el.dataset.message} into a new conversation (messages, metadata, state, LangGraph thread).`,
+        { label: "New conversation id", value: proposed });
       if (!newId) return "fork cancelled";
       const answer = await post("/api/fork", { id: cid, message_id: el.dataset.message, new_id: newId });
       location.href = `${BASE}/conversation?id=${encodeURIComponent(answer.id)}`;
@@ -278,6 +344,26 @@
       out.innerHTML = await fragment(`${BASE}/openai.part?id=${encodeURIComponent(cid)}`);
       out.dataset.loaded = "1";
       return "OpenAI session items loaded";
+    },
+    "vacuum": async () => {
+      const out = document.getElementById("vacuum-result");
+      show(out, "vacuuming…");
+      const report = (await post("/api/vacuum", {})).report;
+      const size = (n) => (n === null ? "?" : `${n.toLocaleString("en")} bytes`);
+      show(out, report.nothing_to_do ? report.note
+        : `${report.note}: ${size(report.bytes_before)} before, ${size(report.bytes_after)} after, ${size(report.reclaimed_bytes)} given back`);
+      return "vacuum done";
+    },
+    "doctor": async () => {
+      const out = document.getElementById("doctor-findings");
+      show(out, "checking every conversation…");
+      out.innerHTML = await postFragment("/api/doctor", {});
+      return "doctor done";
+    },
+    "doctor-repair": async () => {
+      const out = document.getElementById("doctor-findings");
+      out.innerHTML = await postFragment("/api/doctor-repair", {});
+      return "repairs done";
     },
     "index-check": async () => {
       const out = document.getElementById("index-result");
@@ -297,7 +383,7 @@
   const NO_REFRESH = new Set(["openai-items", "history-check"]);
 
   async function run(name, el) {
-    if (el.dataset.confirm && !window.confirm(el.dataset.confirm)) return;
+    if (el.dataset.confirm && !(await ask(el.dataset.confirm))) return;
     try {
       const said = await ACTIONS[name](el);
       const panel = NO_REFRESH.has(name) ? null : el.closest("[data-panel]");
@@ -317,6 +403,10 @@
   document.addEventListener("click", (event) => {
     const older = event.target.closest("button.older");
     if (older) { loadOlder(older).catch((e) => toast(e.message, true)); return; }
+    const newer = event.target.closest("button.newer");
+    if (newer) { loadNewer(newer).catch((e) => toast(e.message, true)); return; }
+    const toolLink = event.target.closest("a.tool-link");
+    if (toolLink && followToolLink(toolLink)) { event.preventDefault(); return; }
     const el = event.target.closest("button[data-action]");
     if (el && el.type === "button") run(el.dataset.action, el);
   });
@@ -421,7 +511,15 @@
     });
   }
 
+  async function overview() {
+    const counts = document.getElementById("overview-counts");
+    if (counts) counts.innerHTML = await fragment(counts.dataset.part);
+  }
+
   playground();
+  overview().catch((error) => toast(error.message, true));
+  const target = document.querySelector("#messages .message.target");
+  if (target) markTarget(target);
   connect();
   showTimes(document);
   new MutationObserver((changes) => {

@@ -1,0 +1,2 @@
+async def handler(ctx):
+    return {"greeting": f"hello {ctx.request.body.get('name', '')}"}
