@@ -86,7 +86,7 @@ from ..models import Message, fields_dict
 from ..search import BILLED_PAGE, LOCAL_PAGE
 from . import history_rules as rules
 from .history_rules import HistoryChecker, HistoryFinding
-from .tool_pairing import interrupted_id
+from .tool_pairing import interrupted_id, session_call
 
 if TYPE_CHECKING:
     from ..api import ContextStore
@@ -365,7 +365,7 @@ async def _recheck(
         if later.message_id == mid:
             return "already repaired: the interrupted result is there"
         if session:
-            if rules.is_session_item(later) and _session_output_of(later.content) == call_id:
+            if rules.is_session_item(later) and session_call(later.content) == ("output", call_id):
                 return "left alone: its output arrived since the check"
             continue
         answers = rules.result_ids(later)
@@ -389,16 +389,6 @@ async def _recheck(
         content = rules.INTERRUPTED_RESULT
         metadata = {"tool_call_id": call_id, "is_error": True, "interrupted": True}
     return content, metadata
-
-
-def _session_output_of(item: Any) -> str | None:
-    if not isinstance(item, dict):
-        return None
-    kind, call_id = item.get("type"), item.get("call_id", item.get("callId"))
-    is_output = isinstance(kind, str) and (
-        kind.endswith("_call_output") or kind == "function_call_result"
-    )
-    return call_id if is_output and isinstance(call_id, str) else None
 
 
 def _set_aside_call(cid: str, mid: str, call_id: str, now: int, caps: Any) -> Program[str]:
