@@ -14,7 +14,7 @@ from .errors import NotFound
 from .options import ConversationId, JsonOutput
 
 if TYPE_CHECKING:
-    from makers_store import Message
+    pass
 
 
 class ApiShape(StrEnum):
@@ -56,25 +56,16 @@ def window_command(
     from .render import emit_json, message_view, stderr, stdout
     from .text import counted
 
-    if window.left_out_results:
+    if window.left_out_results:  # their call is before the window, or in the summary
         stderr().print(
             f"left out {counted(len(window.left_out_results), 'tool result')} whose call "
             f"fell outside the window: {', '.join(window.left_out_results)}"
-        )
-    cut = results_without_calls(window.messages)
-    if cut:
-        named = ", ".join(f"{item['message_id']} (call {item['call_id']})" for item in cut)
-        stderr().print(
-            f"{counted(len(cut), 'tool result')} in the window answer a call outside it "
-            f"(summarised): {named}; model APIs refuse a result without its call"
         )
     if converted is not None:
         emit_json(converted)
         return
     if as_json:
-        emit_json(
-            {**window.to_dict(), "system_text": window.system_text, "results_without_calls": cut}
-        )
+        emit_json({**window.to_dict(), "system_text": window.system_text})
         return
     console = stdout()
     console.print(f"{'summary':>16}  {window.summary if window.summary is not None else '-'}")
@@ -87,24 +78,6 @@ def window_command(
             "time to summarise (makers-store conv summarize)",
             style="dim",
         )
-
-
-def results_without_calls(messages: list[Message]) -> list[dict[str, str]]:
-    """The tool results among ``messages`` whose call is not among them (it
-    fell before the window, or into the summary): ``message_id`` and
-    ``call_id`` of each, in order. The ids are read as the doctor reads them."""
-    from makers_store.lifecycle.history_rules import content_calls, metadata_calls, result_ids
-
-    calls: set[str] = set()
-    cut: list[dict[str, str]] = []
-    for message in messages:
-        calls.update(metadata_calls(message), content_calls(message))
-        cut += [
-            {"message_id": message.message_id, "call_id": call_id}
-            for call_id in result_ids(message)
-            if call_id not in calls
-        ]
-    return cut
 
 
 def summarize_command(

@@ -14,7 +14,11 @@ URL query options (the rest of the query goes to libpq untouched, e.g.
     connections each event loop opens on first use / may have open at once
     (default 1 / 10).
 ``pool_timeout``
-    seconds a unit waits for a free connection before failing (default 30).
+    the most seconds a unit waits for a free connection before failing. By
+    default a unit queues as long as its retry budget allows (60 s, counted
+    apart from the time spent trying: :func:`makers_store.retry.queue_allowance`),
+    so a batch of calls larger than the pool waits its turn instead of failing;
+    the error, if that runs out, names the budget.
 
 Event loops and threads. A store object may be used from any event loop and
 any thread, one after another or at once. psycopg's async connections belong
@@ -79,7 +83,7 @@ from makers_store.errors import (
     StoreError,
     missing_extra,
 )
-from makers_store.retry import waited_in_queue
+from makers_store.retry import queue_allowance, waited_in_queue
 
 from . import postgres_migrations as migrations
 from .per_loop import PerLoop
@@ -153,7 +157,7 @@ class PostgresBlobStore(BlobStore):
         schema: str = "public",
         pool_min: int = 1,
         pool_max: int = 10,
-        pool_timeout: float = 30.0,
+        pool_timeout: float | None = None,
     ) -> None:
         psycopg = _psycopg()
         if not migrations.SCHEMA_NAME.fullmatch(schema):
@@ -163,7 +167,7 @@ class PostgresBlobStore(BlobStore):
             )
         if not 1 <= pool_min <= pool_max:
             raise MemoryValidationError("pool sizes must satisfy 1 <= pool_min <= pool_max")
-        if pool_timeout <= 0:
+        if pool_timeout is not None and pool_timeout <= 0:
             raise MemoryValidationError("pool_timeout must be positive")
         try:
             params = psycopg.conninfo.conninfo_to_dict(conninfo)
@@ -263,15 +267,27 @@ class PostgresBlobStore(BlobStore):
         """A connection of ``pool``: an idle one, or a new one. Time spent
         waiting for a slot is queue time, which retry budgets do not count."""
         if pool.slots.locked():
+            allowance, budget = queue_allowance()
+            timeout = self.pool_timeout
+            capped = timeout is not None and timeout < allowance
+            limit = timeout if timeout is not None and capped else allowance
             began = time.monotonic()
             try:
-                async with asyncio.timeout(self.pool_timeout):
+                async with asyncio.timeout(limit):
                     await pool.slots.acquire()
             except TimeoutError:
+                waited_in_queue(time.monotonic() - began)
+                bound = (
+                    "pool_timeout"
+                    if capped
+                    else f"the call's retry budget of {budget:g}s, which bounds time queued "
+                    "for a connection"
+                )
                 raise BackendError(
                     f"PostgreSQL store {self.location}: no connection to {self.server} "
-                    f"within {self.pool_timeout:g}s (all {self.pool_max} of this event "
-                    "loop's are in use)"
+                    f"within {limit:.3g}s ({bound}): all {self.pool_max} of this event "
+                    "loop's connections stayed in use; raise pool_max, or send fewer calls "
+                    "at once"
                 ) from None
             waited_in_queue(time.monotonic() - began)
         else:
@@ -401,7 +417,8 @@ def from_url(url: str, path: str, options: dict[str, str]) -> BlobStore:
     try:
         pool_min = int(options.get("pool_min", "1"))
         pool_max = int(options.get("pool_max", "10"))
-        pool_timeout = float(options.get("pool_timeout", "30"))
+        timeout = options.get("pool_timeout")
+        pool_timeout = None if timeout is None else float(timeout)
     except ValueError:
         raise MemoryValidationError(
             "postgresql url: pool_min and pool_max must be integers, pool_timeout a number"

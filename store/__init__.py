@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from .copying import CopyReport
     from .errors import (
         BackendError,
+        InvalidHistoryError,
         MemoryConflictError,
         MemoryCorruptError,
         MemoryNotFoundError,
@@ -65,6 +66,7 @@ _SOURCES = {
     ".convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
     ".errors": (
         "BackendError",
+        "InvalidHistoryError",
         "MemoryConflictError",
         "MemoryCorruptError",
         "MemoryNotFoundError",
@@ -128,6 +130,7 @@ __all__ = [
     "IndexCheck",
     "IndexDrift",
     "IndexEntry",
+    "InvalidHistoryError",
     "ListConversationsResult",
     "MemoryConflictError",
     "MemoryCorruptError",

@@ -456,18 +456,23 @@ class ContextStore(FrameworkMethods):
     # --- the context window (the platform's summary convention) ------------
 
     async def context_window(
-        self, conversation_id: str | None = None, *, last: int = 20
+        self, conversation_id: str | None = None, *, last: int = 20, strict: bool = False
     ) -> ContextWindow:
         """What a model should see: ``metadata["summary"]`` and the newest
         ``last`` (1..1000) messages after ``metadata["summarizedUntil"]``,
         oldest first, read in one unit of work however long the conversation.
         A missing conversation is an empty window. The rules (a mark at a
         deleted message, a summary without a mark...):
-        :mod:`makers_store.lifecycle.context_window`."""
+        :mod:`makers_store.lifecycle.context_window`. An orphan tool call gets
+        a result saying it was interrupted and an orphan result is left out,
+        in the window only (:mod:`makers_store.lifecycle.history_guard`);
+        ``strict=True`` raises :class:`~makers_store.InvalidHistoryError`
+        instead."""
         cid = self._cid(conversation_id)
         count = windows.window_size(last)
         caps = self.blobs.capabilities
-        return await self._runner.run(lambda: windows.read_window(cid, count, caps), write=False)
+        window = await self._runner.run(lambda: windows.read_window(cid, count, caps), write=False)
+        return windows.guarded(window, strict=strict)
 
     async def set_summary(
         self, conversation_id: str | None = None, summary: str = _UNSET, *, until: str = _UNSET
@@ -516,18 +521,27 @@ class ContextStore(FrameworkMethods):
 
     # --- conversions (synchronous) ----------------------------------------
 
-    def to_anthropic_messages(self, messages: MessageSource) -> list[dict[str, Any]]:
+    def to_anthropic_messages(
+        self, messages: MessageSource, *, strict: bool = False
+    ) -> list[dict[str, Any]]:
         """``messages`` for the Anthropic Messages API (system turns, and a
-        context window's summary, left out: :meth:`to_anthropic_request`)."""
-        return _to_anthropic(messages)
+        context window's summary, left out: :meth:`to_anthropic_request`).
+        Orphan tool calls and results are fixed in the output (``strict``:
+        InvalidHistoryError instead), as :mod:`makers_store.convert` says."""
+        return _to_anthropic(messages, strict=strict)
 
-    def to_anthropic_request(self, messages: MessageSource) -> AnthropicRequest:
+    def to_anthropic_request(
+        self, messages: MessageSource, *, strict: bool = False
+    ) -> AnthropicRequest:
         """``{"messages", "system"?}`` for Anthropic's ``messages.create(**...)``:
         the system text (a context window's summary, stored system turns)
-        beside the messages."""
-        return _to_anthropic_request(messages)
+        beside the messages; tool calls guarded as in :meth:`to_anthropic_messages`."""
+        return _to_anthropic_request(messages, strict=strict)
 
-    def to_openai_input(self, messages: MessageSource) -> list[dict[str, Any]]:
+    def to_openai_input(
+        self, messages: MessageSource, *, strict: bool = False
+    ) -> list[dict[str, Any]]:
         """``{role, content}`` items for OpenAI Chat Completions; a context
-        window's summary first, as a system message."""
-        return _to_openai(messages)
+        window's summary first, as a system message; tool calls guarded as in
+        :meth:`to_anthropic_messages`."""
+        return _to_openai(messages, strict=strict)

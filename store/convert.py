@@ -10,6 +10,13 @@ messages alone, leaving system text out as it always has).
 Tool-calling ids travel in message metadata, as the platform's examples do:
 ``metadata["tool_calls"]`` on an assistant message (Chat Completions shape)
 and ``metadata["tool_call_id"]`` (or ``"tool_use_id"``) on a tool message.
+
+What they return is always valid input as far as tool calls go (issue 33): a
+call without its result gets a result saying it was interrupted, right after
+its turn, and a result without its call is left out, in the output only, each
+fix logged once (:mod:`makers_store.lifecycle.history_guard`, by the doctor's
+own rules); ``strict=True`` raises
+:class:`~makers_store.InvalidHistoryError` instead.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NotRequired, TypedDict
 
 from .lifecycle.context_window import ContextWindow
+from .lifecycle.history_guard import guard_history
 from .models import Message
 
 MessageLike = Message | Mapping[str, Any]
@@ -46,16 +54,47 @@ def _fields(message: MessageLike) -> tuple[str, Any, dict[str, Any]]:
     return str(message["role"]), message.get("content"), dict(message.get("metadata") or {})
 
 
-def to_openai_input(messages: MessageSource) -> list[dict[str, Any]]:
+def _as_message(message: MessageLike) -> Message:
+    if isinstance(message, Message):
+        return message
+    role, content, metadata = _fields(message)
+    created = message.get("created_at")
+    return Message(
+        message_id=str(message.get("message_id") or ""),
+        role=role,
+        content=content,
+        created_at=created if isinstance(created, int) else 0,
+        metadata=metadata,
+    )
+
+
+def _guarded(source: MessageSource, strict: bool, where: str) -> list[Message]:
+    """The messages of ``source`` with orphan tool calls and results fixed
+    (or InvalidHistoryError when ``strict``)."""
+    cid = source.conversation_id if isinstance(source, ContextWindow) else None
+    listed = [_as_message(message) for message in _messages(source)]
+    return guard_history(listed, conversation_id=cid, strict=strict, where=where)
+
+
+def to_openai_input(messages: MessageSource, *, strict: bool = False) -> list[dict[str, Any]]:
     """``{role, content}`` items for Chat Completions (a Responses API
     ``input`` takes its system, user and assistant items as they are); roles
     and content pass through, plus ``tool_calls`` / ``tool_call_id`` /
     ``name`` from metadata. A context window's summary comes first, as a
-    system message."""
+    system message. Orphan tool calls get a result saying they were
+    interrupted and orphan results are left out (``strict=True``:
+    :class:`~makers_store.InvalidHistoryError` instead)."""
     out: list[dict[str, Any]] = []
     if isinstance(messages, ContextWindow) and messages.system_text is not None:
         out.append({"role": "system", "content": messages.system_text})
-    for message in _messages(messages):
+    return out + openai_items(_guarded(messages, strict, "to_openai_input"))
+
+
+def openai_items(messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
+    """:func:`to_openai_input`'s items for ``messages`` as they are, unguarded:
+    the doctor judges one message at a time with it."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
         role, content, metadata = _fields(message)
         item: dict[str, Any] = {"role": role, "content": content}
         if role == "assistant" and metadata.get("tool_calls"):
@@ -107,7 +146,7 @@ def _tool_use_blocks(tool_calls: Any) -> list[dict[str, Any]]:
     return blocks
 
 
-def to_anthropic_messages(messages: MessageSource) -> list[dict[str, Any]]:
+def to_anthropic_messages(messages: MessageSource, *, strict: bool = False) -> list[dict[str, Any]]:
     """``messages`` for the Anthropic Messages API.
 
     System messages, and a context window's summary, are left out (the API
@@ -115,10 +154,18 @@ def to_anthropic_messages(messages: MessageSource) -> list[dict[str, Any]]:
     :func:`to_anthropic_request` to get it too). Tool messages become ``tool_result`` blocks in a
     user turn when their metadata carries the call id, otherwise user text.
     Consecutive turns of one role merge into one, tool results first, and
-    empty turns are dropped, as the API requires.
+    empty turns are dropped, as the API requires. Orphan tool calls get a
+    result saying they were interrupted and orphan results are left out
+    (``strict=True``: :class:`~makers_store.InvalidHistoryError` instead).
     """
+    return anthropic_turns(_guarded(messages, strict, "to_anthropic_messages"))
+
+
+def anthropic_turns(messages: Iterable[MessageLike]) -> list[dict[str, Any]]:
+    """:func:`to_anthropic_messages` for ``messages`` as they are, unguarded:
+    the doctor judges one message at a time with it."""
     turns: list[dict[str, Any]] = []
-    for message in _messages(messages):
+    for message in messages:
         role, content, metadata = _fields(message)
         if role == "system":
             continue
@@ -159,23 +206,24 @@ def to_anthropic_messages(messages: MessageSource) -> list[dict[str, Any]]:
     return turns
 
 
-def to_anthropic_request(messages: MessageSource) -> AnthropicRequest:
+def to_anthropic_request(messages: MessageSource, *, strict: bool = False) -> AnthropicRequest:
     """``messages`` and ``system`` for the Anthropic Messages API: the
     messages as :func:`to_anthropic_messages` makes them, and the system text
     it leaves out, joined by blank lines: a context window's summary first,
     then the text of stored system messages in their order (a non-text part
-    as its JSON). ``system`` is absent when there is none."""
+    as its JSON). ``system`` is absent when there is none. Tool calls and
+    results are guarded as :func:`to_anthropic_messages` guards them."""
     parts: list[str] = []
     if isinstance(messages, ContextWindow) and messages.system_text is not None:
         parts.append(messages.system_text)
-    listed = list(_messages(messages))  # read twice: an iterator would be used up
+    listed = _guarded(messages, strict, "to_anthropic_request")  # read twice: a list
     for message in listed:
         role, content, _ = _fields(message)
         if role == "system":
             text = _text(content)
             if text:
                 parts.append(text)
-    request: AnthropicRequest = {"messages": to_anthropic_messages(listed)}
+    request: AnthropicRequest = {"messages": anthropic_turns(listed)}
     if parts:
         request["system"] = "\n\n".join(parts)
     return request

@@ -4,6 +4,8 @@
 
     StoreError
     ├── MemoryValidationError (also ValueError)   an argument broke a rule, named in the error
+    │   └── InvalidHistoryError                   a history for a model has an orphan tool call
+    │                                             or result (strict=True)
     ├── MemoryQuotaExceededError                  a conversation holds the most messages allowed
     ├── MemoryNotFoundError (also KeyError)       the message or conversation named does not exist
     ├── MemoryConflictError                       a concurrent writer won; retrying may succeed
@@ -21,6 +23,8 @@ The names keep the platform's ``Memory*`` prefix; none shadows the builtin
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 
 class StoreError(Exception):
     """Base class of every error raised by makers_store."""
@@ -28,6 +32,17 @@ class StoreError(Exception):
 
 class MemoryValidationError(StoreError, ValueError):
     """An argument broke a documented rule (length, type, range, JSON)."""
+
+
+class InvalidHistoryError(MemoryValidationError):
+    """A history about to be handed to a model holds an orphan tool call or
+    tool result, and the caller asked ``strict=True`` (the converters,
+    ``context_window``, the OpenAI session): ``findings`` lists them as the
+    doctor names them (:class:`~makers_store.HistoryFinding`)."""
+
+    def __init__(self, *args: object, findings: Sequence[object] = ()) -> None:
+        super().__init__(*args)
+        self.findings = list(findings)
 
 
 class MemoryQuotaExceededError(StoreError):

@@ -52,10 +52,15 @@ class FrameworkMethods:
         cid = arguments.conversation(store.conversation_id, conversation_id)
         return await adapters.claude_session_binding(store, cid)
 
-    def openai_session(self, session_id: str, max_items: int | None = None) -> OpenAISession:
+    def openai_session(
+        self, session_id: str, max_items: int | None = None, *, strict: bool = False
+    ) -> OpenAISession:
         """An OpenAI Agents SDK ``Session`` kept as this conversation's messages
-        (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
-        return adapters.make_openai_session(self._store(), session_id, max_items)
+        (extra ``openai``); ``max_items`` caps the stored items, oldest trimmed.
+        ``get_items`` never returns a function call without its output (it
+        gets one saying the call was interrupted) or an output without its
+        call; ``strict=True`` raises InvalidHistoryError instead."""
+        return adapters.make_openai_session(self._store(), session_id, max_items, strict=strict)
 
     # The Claude SDK's SessionStore protocol on the store itself, so that
     # ``session_store=ctx.store`` works as the platform's Python doc shows.

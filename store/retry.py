@@ -19,7 +19,12 @@ waits for one of its backend's connections (a PostgreSQL pool slot, an S3
 request slot) behind other units has not lost a race meanwhile, and under a
 burst of thousands of calls that wait alone can exceed the budget. Backends
 report it with :func:`waited_in_queue`, and the policy leaves it out of both
-the budget and the ceiling. When it gives up, the error names what the
+the budget and the ceiling. Queueing is bounded by the same budget, counted
+apart: a unit may wait, over all its attempts, as long as its budget allows
+trying (:func:`queue_allowance` tells a backend how much of that is left), so
+a burst larger than a backend's pool waits its turn instead of failing, and a
+unit that could not get a connection within its budget fails saying so. When
+it gives up, the error names what the
 writers kept changing (a conversation, a LangGraph item, a Claude session),
 from the key of the blob whose condition failed.
 
@@ -49,8 +54,9 @@ from .errors import MemoryConflictError, MemoryValidationError, PreconditionFail
 T = TypeVar("T")
 
 
-#: Seconds the running unit's attempts spent queued (one cell per
-#: :meth:`RetryPolicy.run`; tasks a unit starts share it, as they copy the context).
+#: The running unit's retry budget and the seconds its attempts spent queued
+#: (one cell per :meth:`RetryPolicy.run`; tasks a unit starts share it, as
+#: they copy the context).
 _queued: contextvars.ContextVar[list[float] | None] = contextvars.ContextVar(
     "makers_store_queued", default=None
 )
@@ -63,6 +69,17 @@ def waited_in_queue(seconds: float) -> None:
     cell = _queued.get()
     if cell is not None:
         cell[0] += seconds
+
+
+def queue_allowance() -> tuple[float, float]:
+    """(seconds the running unit may still wait in a backend's queue, its
+    retry budget): the budget less the time its attempts already queued. A
+    call outside a retried unit (a backend used directly) gets the budget of
+    :data:`DEFAULT_RETRY`, whole."""
+    cell = _queued.get()
+    if cell is None:
+        return DEFAULT_RETRY.budget, DEFAULT_RETRY.budget
+    return max(0.0, cell[1] - cell[0]), cell[1]
 
 
 def writing(key: str | None) -> str:
@@ -135,7 +152,7 @@ class RetryPolicy:
 
     async def run(self, attempt: Callable[[], Awaitable[T]]) -> T:
         """``await attempt()`` until it does not raise PreconditionFailedError."""
-        queued = [0.0]
+        queued = [0.0, self.budget]
         token = _queued.set(queued)
         try:
             started = self.clock()

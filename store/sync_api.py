@@ -262,14 +262,18 @@ missing source or ``up_to`` MemoryNotFoundError, nothing written then
 (see :mod:`makers_store.lifecycle.fork`)."""
         return self._portal.call(self._async.fork_conversation(source_id, new_id, up_to=up_to))
 
-    def context_window(self, conversation_id: str | None=None, *, last: int=20) -> ContextWindow:
+    def context_window(self, conversation_id: str | None=None, *, last: int=20, strict: bool=False) -> ContextWindow:
         """What a model should see: ``metadata["summary"]`` and the newest
 ``last`` (1..1000) messages after ``metadata["summarizedUntil"]``,
 oldest first, read in one unit of work however long the conversation.
 A missing conversation is an empty window. The rules (a mark at a
 deleted message, a summary without a mark...):
-:mod:`makers_store.lifecycle.context_window`."""
-        return self._portal.call(self._async.context_window(conversation_id, last=last))
+:mod:`makers_store.lifecycle.context_window`. An orphan tool call gets
+a result saying it was interrupted and an orphan result is left out,
+in the window only (:mod:`makers_store.lifecycle.history_guard`);
+``strict=True`` raises :class:`~makers_store.InvalidHistoryError`
+instead."""
+        return self._portal.call(self._async.context_window(conversation_id, last=last, strict=strict))
 
     def set_summary(self, conversation_id: str | None=None, summary: str=_UNSET, *, until: str=_UNSET) -> ConversationMeta:
         """Write ``metadata["summary"] = summary`` and
@@ -280,21 +284,24 @@ MemoryNotFoundError and nothing is written. On a bound store
 ``set_summary(summary, until=...)`` uses the bound conversation."""
         return self._portal.call(self._async.set_summary(conversation_id, summary, until=until))
 
-    def to_anthropic_messages(self, messages: MessageSource) -> list[dict[str, Any]]:
+    def to_anthropic_messages(self, messages: MessageSource, *, strict: bool=False) -> list[dict[str, Any]]:
         """``messages`` for the Anthropic Messages API (system turns, and a
-context window's summary, left out: :meth:`to_anthropic_request`)."""
-        return self._async.to_anthropic_messages(messages)
+context window's summary, left out: :meth:`to_anthropic_request`).
+Orphan tool calls and results are fixed in the output (``strict``:
+InvalidHistoryError instead), as :mod:`makers_store.convert` says."""
+        return self._async.to_anthropic_messages(messages, strict=strict)
 
-    def to_anthropic_request(self, messages: MessageSource) -> AnthropicRequest:
+    def to_anthropic_request(self, messages: MessageSource, *, strict: bool=False) -> AnthropicRequest:
         """``{"messages", "system"?}`` for Anthropic's ``messages.create(**...)``:
 the system text (a context window's summary, stored system turns)
-beside the messages."""
-        return self._async.to_anthropic_request(messages)
+beside the messages; tool calls guarded as in :meth:`to_anthropic_messages`."""
+        return self._async.to_anthropic_request(messages, strict=strict)
 
-    def to_openai_input(self, messages: MessageSource) -> list[dict[str, Any]]:
+    def to_openai_input(self, messages: MessageSource, *, strict: bool=False) -> list[dict[str, Any]]:
         """``{role, content}`` items for OpenAI Chat Completions; a context
-window's summary first, as a system message."""
-        return self._async.to_openai_input(messages)
+window's summary first, as a system message; tool calls guarded as in
+:meth:`to_anthropic_messages`."""
+        return self._async.to_openai_input(messages, strict=strict)
 
     def claude_session_store(self) -> ClaudeSessionStore:
         """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
@@ -305,10 +312,13 @@ window's summary first, as a system message."""
 if it is a UUID, else one generated once and persisted."""
         return self._portal.call(self._async.claude_session_binding(conversation_id))
 
-    def openai_session(self, session_id: str, max_items: int | None=None) -> OpenAISession:
+    def openai_session(self, session_id: str, max_items: int | None=None, *, strict: bool=False) -> OpenAISession:
         """An OpenAI Agents SDK ``Session`` kept as this conversation's messages
-(extra ``openai``); ``max_items`` caps the stored items, oldest trimmed."""
-        return self._async.openai_session(session_id, max_items)
+(extra ``openai``); ``max_items`` caps the stored items, oldest trimmed.
+``get_items`` never returns a function call without its output (it
+gets one saying the call was interrupted) or an output without its
+call; ``strict=True`` raises InvalidHistoryError instead."""
+        return self._async.openai_session(session_id, max_items, strict=strict)
 
     def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """``SessionStore.append``: ``claude_session_store().append(key, entries)``."""

@@ -14,7 +14,13 @@ import pytest
 import makers_store
 from makers_store.emulator.memory import StepwiseMemoryBlobStore
 from makers_store.errors import MemoryConflictError, PreconditionFailedError
-from makers_store.retry import DEFAULT_RETRY, RetryPolicy, waited_in_queue, writing
+from makers_store.retry import (
+    DEFAULT_RETRY,
+    RetryPolicy,
+    queue_allowance,
+    waited_in_queue,
+    writing,
+)
 from tests.bench.bench_contention import counted, in_tasks, lost
 
 
@@ -102,6 +108,16 @@ async def test_time_queued_for_a_connection_is_not_counted_in_the_budget() -> No
 
     assert await policy(fake, first_delay=0.1, max_delay=0.1, budget=2).run(attempt) == "done"
     assert fake.sleeps == pytest.approx([0.1] * 4)  # the ceiling is the 0.1 s of trying
+
+
+async def test_queue_allowance_is_the_budget_less_the_time_queued() -> None:
+    assert queue_allowance() == (DEFAULT_RETRY.budget, DEFAULT_RETRY.budget)  # no unit
+
+    async def attempt() -> tuple[float, float]:
+        waited_in_queue(1.5)
+        return queue_allowance()
+
+    assert await RetryPolicy(budget=4).run(attempt) == (2.5, 4)
 
 
 def test_waiting_outside_a_retried_unit_is_ignored() -> None:

@@ -27,6 +27,7 @@ from makers_store.errors import (
     MissingExtraError,
     PreconditionFailedError,
 )
+from makers_store.retry import RetryPolicy
 from tests.servers.postgres import postgres_url
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -320,6 +321,41 @@ async def test_waiting_too_long_for_a_connection_is_a_clean_error() -> None:
         other.execute("ROLLBACK")
     assert await blocked is not None
     await store.close()
+
+
+async def test_more_calls_than_the_pool_queue_within_their_retry_budget() -> None:
+    # issue 33: a LangGraph batch larger than the pool failed after a fixed 30 s
+    # queue; calls now queue as long as their retry budget allows, and fail
+    # naming that budget when it runs out.
+    url = postgres_url()
+    store = blobs_at(url + "&pool_max=1")
+    assert store.pool_timeout is None
+    await store.put("k", b"v")
+    with connect(url) as other:
+        other.execute("BEGIN")
+        other.execute(f'SELECT 1 FROM "{store.schema}".blobs WHERE key = %s FOR UPDATE', ["k"])
+        blocked = asyncio.ensure_future(store.run(get_for_update("k"), write=True))
+        await asyncio.sleep(0.1)  # the only connection now waits for the row lock
+        patient = RetryPolicy(budget=30)
+        queued = [asyncio.ensure_future(patient.run(lambda: store.get("k"))) for _ in range(20)]
+        with pytest.raises(BackendError, match=r"within 0\.3s \(the call's retry budget of 0\.3s"):
+            await RetryPolicy(budget=0.3).run(lambda: store.get("k"))
+        await asyncio.sleep(0.5)  # longer than the budget that ran out: the 20 still wait
+        assert not any(call.done() for call in queued)
+        other.execute("ROLLBACK")
+    assert await blocked is not None
+    assert [blob.data for blob in await asyncio.gather(*queued) if blob] == [b"v"] * 20
+    await store.close()
+
+
+async def test_a_batch_ten_times_the_pool_succeeds() -> None:
+    async with makers_store.open_store(postgres_url() + "&pool_max=2") as store:
+        appends = [
+            store.append_message(conversation_id=f"c{i % 4}", role="user", content=str(i))
+            for i in range(40)
+        ]
+        assert len(await asyncio.gather(*appends)) == 40
+        assert sum([len(await store.get_messages(f"c{j}", limit=100)) for j in range(4)]) == 40
 
 
 def get_for_update(key: str) -> Program[object]:

@@ -39,6 +39,7 @@ EXPORTED = [
     "IndexCheck",
     "IndexDrift",
     "IndexEntry",
+    "InvalidHistoryError",
     "ListConversationsResult",
     "MemoryConflictError",
     "MemoryCorruptError",

@@ -76,12 +76,12 @@ async def claude_session_binding(store: ContextStore, conversation_id: str) -> s
 
 
 def make_openai_session(
-    store: ContextStore, session_id: str, max_items: int | None
+    store: ContextStore, session_id: str, max_items: int | None, *, strict: bool = False
 ) -> OpenAISession:
     require("openai_sessions")
     from .openai_sessions import OpenAISession
 
-    return OpenAISession(store, session_id, max_items=max_items)
+    return OpenAISession(store, session_id, max_items=max_items, strict=strict)
 
 
 def make_langgraph_checkpointer(store: ContextStore) -> MakersCheckpointSaver:

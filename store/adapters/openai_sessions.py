@@ -38,6 +38,8 @@ from ..blob import Capabilities
 from ..blob_ops import Op, Program
 from ..codec import ConversationRecord, decode_messages
 from ..errors import MemoryValidationError
+from ..lifecycle.history_guard import guard_history
+from ..lifecycle.tool_pairing import session_call
 from ..models import Message
 
 if TYPE_CHECKING:
@@ -109,6 +111,15 @@ class OpenAISession:
     compare-and-swap conflicts like the rest of the store. A conversation holds
     at most 10,000 messages: beyond that ``add_items`` raises
     ``MemoryQuotaExceededError``, so long-lived sessions want ``max_items``.
+
+    ``get_items`` hands the Runner valid input even when a run was cut
+    between a function call and its output (a crash, a stop, a timeout): the
+    call gets a ``function_call_output`` saying it was interrupted, right
+    after it, and an output whose call is not among the items (cut off by
+    ``limit``, or never saved) is left out, in what it returns only, each fix
+    logged once (:mod:`makers_store.lifecycle.history_guard`, by the doctor's
+    rules; the doctor's ``--fix`` repairs the stored items). ``strict=True``
+    raises :class:`~makers_store.InvalidHistoryError` instead.
     """
 
     session_settings: SessionSettings | None
@@ -120,6 +131,7 @@ class OpenAISession:
         *,
         max_items: int | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        strict: bool = False,
     ) -> None:
         self.session_id = validate.identifier(session_id, "session_id")
         if max_items is not None and (
@@ -129,6 +141,9 @@ class OpenAISession:
                 f"max_items must be a positive int or None, got {max_items!r}"
             )
         self.max_items = max_items
+        if not isinstance(strict, bool):
+            raise MemoryValidationError(f"strict must be a bool, not {type(strict).__name__}")
+        self.strict = strict
         self.session_settings = (
             SessionSettings()
             if session_settings is None
@@ -151,7 +166,16 @@ class OpenAISession:
         want = None if count is None or count < 0 else count
         cid, caps = self.session_id, self._store.blobs.capabilities
         found = await self._store.runner.run(lambda: _read_items(cid, want, caps), write=False)
-        return [message.content for _, message in found]
+        messages = [message for _, message in found]
+        if want is not None and len(messages) == want:
+            messages = _without_cut_outputs(messages)
+        messages = guard_history(
+            messages,
+            conversation_id=cid,
+            strict=self.strict,
+            where="OpenAISession.get_items",
+        )
+        return [message.content for message in messages]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items`` as messages in one unit of work, then apply ``max_items``."""
@@ -194,6 +218,24 @@ class OpenAISession:
         """Delete every item of the session; the application's own messages stay."""
         cid, caps = self.session_id, self._store.blobs.capabilities
         await self._store.runner.run(lambda: _clear(cid, caps), write=True)
+
+
+def _without_cut_outputs(messages: list[Message]) -> list[Message]:
+    """``messages`` (the newest ``limit`` items) without the outputs at their
+    start whose call the limit cut off: the cut's, not orphans the guard
+    would log (or refuse, strict)."""
+    calls = set()
+    for message in messages:
+        pair = session_call(message.content)
+        if pair is not None and pair[0] == "call":
+            calls.add(pair[1])
+    start = 0
+    while start < len(messages):
+        pair = session_call(messages[start].content)
+        if pair is None or pair[0] != "output" or pair[1] in calls:
+            break
+        start += 1
+    return messages[start:]
 
 
 # --- programs --------------------------------------------------------------

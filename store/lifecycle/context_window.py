@@ -40,8 +40,14 @@ The rules, where the platform's document is silent:
 * **More than ``last`` messages after the mark**: the newest ``last``, and
   ``truncated`` is True (time to summarise). Tool results at the start of
   such a window, whose call was cut off, are left out too: the model APIs
-  refuse a tool result without its call. (A cut at the mark is the
-  application's choice: set it at the end of a turn, an assistant's answer.)
+  refuse a tool result without its call. So are those right after the mark
+  (a cut at the mark is the application's choice: set it at the end of a
+  turn, an assistant's answer).
+* **Orphan tool calls and results** inside the window are fixed in the
+  window only, by the read-path guard (:mod:`.history_guard`): a call
+  without its result gets one saying it was interrupted, a result without
+  its call is left out, each fix logged once; ``strict=True`` raises
+  :class:`~makers_store.InvalidHistoryError` instead.
 * A caller's id that is deleted and later appended again moves to its new
   place, and the mark with it: re-use ids that marks name with care.
 
@@ -61,6 +67,7 @@ that never existed cannot be written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Generator
 from dataclasses import dataclass, field
@@ -75,6 +82,8 @@ from ..message_programs import message_range
 from ..models import ConversationMeta, Message, fields_dict
 from ..programs import load_live_meta, merge_metadata, save_meta, visible_meta
 from .activity import stamp
+from .history_guard import guard_history
+from .tool_pairing import result_ids
 
 #: The platform's metadata keys (camelCase, as its document writes them).
 SUMMARY_KEY = "summary"
@@ -93,7 +102,8 @@ class ContextWindow:
     oldest first. ``truncated``: older messages after the mark were left out
     (more than ``last`` are not yet summarised: time to summarise).
     ``left_out_results``: the ids of the tool results the cut left out as
-    well, because their call fell outside the window (oldest first).
+    well, because their call fell outside the window (before the newest
+    ``last``, or into the summary), oldest first.
 
     ``to_openai_input(window)`` and ``to_anthropic_request(window)`` put the
     summary where each API takes it (:attr:`system_text`)."""
@@ -163,8 +173,11 @@ def read_window(cid: str, last: int, caps: Capabilities) -> Program[ContextWindo
     messages.reverse()  # read newest first
     truncated = len(blobs) > last
     left_out: list[str] = []
-    if truncated:  # cut by count: tool results whose call was cut off would break the input
-        while messages and messages[0].role == "tool":
+    if truncated or seq is not None:
+        # cut by count or at the mark: tool results whose call was cut off are
+        # the cut's (named in left_out_results), not orphans the guard would
+        # log (or refuse, strict)
+        while messages and (messages[0].role == "tool" or result_ids(messages[0])):
             left_out.append(messages.pop(0).message_id)
     return ContextWindow(
         cid,
@@ -174,6 +187,18 @@ def read_window(cid: str, last: int, caps: Capabilities) -> Program[ContextWindo
         truncated=truncated,
         left_out_results=left_out,
     )
+
+
+def guarded(window: ContextWindow, *, strict: bool) -> ContextWindow:
+    """``window`` with orphan tool calls and results fixed by the read-path
+    guard (:mod:`.history_guard`), or InvalidHistoryError when ``strict``."""
+    messages = guard_history(
+        window.messages,
+        conversation_id=window.conversation_id,
+        strict=strict,
+        where="context_window",
+    )
+    return window if messages is window.messages else dataclasses.replace(window, messages=messages)
 
 
 def write_summary(

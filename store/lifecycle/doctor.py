@@ -71,7 +71,6 @@ Everything else is reported only.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -87,6 +86,7 @@ from ..models import Message, fields_dict
 from ..search import BILLED_PAGE, LOCAL_PAGE
 from . import history_rules as rules
 from .history_rules import HistoryChecker, HistoryFinding
+from .tool_pairing import interrupted_id, session_call
 
 if TYPE_CHECKING:
     from ..api import ContextStore
@@ -96,8 +96,6 @@ _WINDOW_BATCH = 50
 #: Checks (each followed by a conditional append) before a repair gives up
 #: on a conversation that keeps changing.
 _RECHECKS = 3
-#: The client ids of the results the doctor appends start so.
-INTERRUPTED_ID_PREFIX = "interrupted-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,18 +267,6 @@ def _leftovers(cid: str) -> Program[list[str]]:
 # --- the repairs ---------------------------------------------------------------
 
 
-def interrupted_id(call_id: str) -> str:
-    """The client id of the result the doctor appends for ``call_id``: readable
-    when it fits the id rules, else a digest of the call id."""
-    candidate = INTERRUPTED_ID_PREFIX + call_id
-    try:
-        if validate.client_message_id(candidate) == candidate:
-            return candidate
-    except Exception:  # an id the rules refuse: use its digest instead
-        pass
-    return INTERRUPTED_ID_PREFIX + hashlib.sha256(call_id.encode("utf-8", "replace")).hexdigest()
-
-
 async def repair_finding(store: ContextStore, finding: HistoryFinding) -> HistoryRepair:
     """Repair one finding of :func:`check_history` by its ``repair``, after
     checking again that it still holds (a finding read a while ago is safe to
@@ -379,7 +365,7 @@ async def _recheck(
         if later.message_id == mid:
             return "already repaired: the interrupted result is there"
         if session:
-            if rules.is_session_item(later) and _session_output_of(later.content) == call_id:
+            if rules.is_session_item(later) and session_call(later.content) == ("output", call_id):
                 return "left alone: its output arrived since the check"
             continue
         answers = rules.result_ids(later)
@@ -403,16 +389,6 @@ async def _recheck(
         content = rules.INTERRUPTED_RESULT
         metadata = {"tool_call_id": call_id, "is_error": True, "interrupted": True}
     return content, metadata
-
-
-def _session_output_of(item: Any) -> str | None:
-    if not isinstance(item, dict):
-        return None
-    kind, call_id = item.get("type"), item.get("call_id", item.get("callId"))
-    is_output = isinstance(kind, str) and (
-        kind.endswith("_call_output") or kind == "function_call_result"
-    )
-    return call_id if is_output and isinstance(call_id, str) else None
 
 
 def _set_aside_call(cid: str, mid: str, call_id: str, now: int, caps: Any) -> Program[str]:

@@ -170,11 +170,29 @@ async def test_conversions_match_python(store: ContextStore) -> None:
     await store.append_message(cid, "tool", "plain", metadata={"is_error": True})
     await store.append_message(cid, "user", "thanks", metadata={"name": "ana"})
     await store.append_message(cid, "assistant", [])
+    # orphans, fixed alike by both (issue 33): calls c2 and c3, only c3 answered in
+    # its turn, c2's result late; a result of no call; a tool_use at the tail
+    calls = [{"id": f"c{n}", "function": {"name": "add", "arguments": "{}"}} for n in (2, 3)]
+    await store.append_message(cid, "assistant", "", metadata={"tool_calls": calls})
+    await store.append_message(cid, "tool", "3", metadata={"tool_call_id": "c3"})
+    await store.append_message(cid, "user", "go on")
+    await store.append_message(cid, "tool", "late", metadata={"tool_call_id": "c2"})
+    await store.append_message(cid, "tool", "?", metadata={"tool_call_id": "ghost"})
+    use = {"type": "tool_use", "id": "tu9", "name": "add", "input": {}}
+    await store.append_message(cid, "assistant", [{"type": "text", "text": "x"}, use])
     messages = await store.get_messages(cid, limit=100)
     payload = json.dumps([m.to_dict() for m in messages]).encode()
     async with serving(store) as socket:
         node = await run_node(PROJECT / "convert.mjs", socket, stdin=payload)
-    assert node["openai"] == store.to_openai_input(messages)
+    python_openai = store.to_openai_input(messages)
+    assert [i.get("tool_call_id") for i in python_openai if i["role"] == "tool"] == [
+        "call_1",
+        None,
+        "c3",
+        "c2",
+        "tu9",
+    ]  # c2 and tu9 answered as interrupted; the late c2 and ghost left out
+    assert node["openai"] == python_openai
     assert node["anthropic"] == store.to_anthropic_messages(messages)
 
 
@@ -217,16 +235,18 @@ async def test_option_objects_read_as_javascript_reads_them(
         assert out["owned"] == ["opts"]  # userId on appendMessage still owns the conversation
         assert out["deleted"] is None and await store.get_conversation("opts") is None
     warnings = [r.getMessage() for r in caplog.records if "not an option it" in r.getMessage()]
-    assert sorted(warnings) == sorted([
-        "context.store.appendMessage: 'traceLabel' is not an option it takes (conversationId, "
-        "role, content, metadata, userId, messageId); ignored, as JavaScript ignores a "
-        "property nobody reads",
-        "context.store.getMessages: 'includeDrafts' is not an option it takes (conversationId, "
-        "limit, order, after, before, userId); ignored, as JavaScript ignores a property "
-        "nobody reads",
-        "context.store.appendMessages: 'messages[].draft' is not an option it takes (role, "
-        "content, metadata, messageId); ignored, as JavaScript ignores a property nobody reads",
-    ])
+    assert sorted(warnings) == sorted(
+        [
+            "context.store.appendMessage: 'traceLabel' is not an option it takes (conversationId, "
+            "role, content, metadata, userId, messageId); ignored, as JavaScript ignores a "
+            "property nobody reads",
+            "context.store.getMessages: 'includeDrafts' is not an option it takes (conversationId, "
+            "limit, order, after, before, userId); ignored, as JavaScript ignores a property "
+            "nobody reads",
+            "context.store.appendMessages: 'messages[].draft' is not an option it takes (role, "
+            "content, metadata, messageId); ignored, as JavaScript ignores a property nobody reads",
+        ]
+    )
 
 
 async def test_message_ids_chosen_by_node_reach_the_python_store(store: ContextStore) -> None:
