@@ -191,6 +191,12 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
         mid = keys.message_id(seq, new.suffix)
         if blob is None or pending_append(blob.data)[0] != mid:
             new.written.remove(seq)
+        elif record is not None and seq in record.emptied:
+            # Put into a slot emptied by a deletion after this call read meta
+            # (the slot's message was committed and deleted meanwhile): never
+            # committed, hidden; gone, and the message appended again.
+            yield from delete(blob.key, if_match=blob.etag)
+            new.written.remove(seq)
         elif record is not None and seq < record.next_seq:
             return mid  # committed by a helper
         elif record is not None and seq == record.next_seq:
