@@ -12,9 +12,9 @@ from .options import JsonOutput, UserFilter, examples
 from .text import counted
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from makers_store import IndexCheck, RebuildSummary
+
+    from .render import Screen
 
 app = typer.Typer(
     help="Inspect, check and rebuild the conversation indexes.",
@@ -131,7 +131,7 @@ def check_command(
         raise typer.Exit(1)
 
 
-def _print_check(console: Console, report: IndexCheck, advice: str) -> None:
+def _print_check(console: Screen, report: IndexCheck, advice: str) -> None:
     """Each drift found, then the counts and the verdict."""
     for drift in report.drift:
         console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})")

@@ -6,8 +6,8 @@ import asyncio
 import json
 import sys
 import uuid
-from datetime import timedelta
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 

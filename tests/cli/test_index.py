@@ -103,7 +103,8 @@ def test_check_fix_repairs_entries_of_rows_deleted_by_hand(url: str) -> None:
     async def damage(blobs: makers_store.BlobStore) -> str:
         rows = [info.key for info in await blobs.list("c/gone/")]
         assert rows and all([await blobs.delete(key) for key in rows])
-        (lost,) = [info.key for info in await blobs.list(keys.INDEX_ALL) if info.key.endswith("/c1")]
+        listed = await blobs.list(keys.INDEX_ALL)
+        (lost,) = [info.key for info in listed if info.key.endswith("/c1")]
         assert await blobs.delete(lost)
         return lost
 
