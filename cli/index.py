@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Annotated
+
 import typer
 
 from .context import open_session
 from .listing import FormatOption
 from .options import JsonOutput, UserFilter, examples
 from .text import counted
+
+if TYPE_CHECKING:
+    from makers_store import IndexCheck, RebuildSummary
+
+    from .render import Screen
 
 app = typer.Typer(
     help="Inspect, check and rebuild the conversation indexes.",
@@ -71,33 +78,72 @@ def ls_command(
     "check",
     epilog=examples(
         "makers-store index check",
-        "makers-store index check --json",
+        "makers-store index check --fix",
     ),
 )
-def check_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
+def check_command(
+    ctx: typer.Context,
+    fix: Annotated[
+        bool,
+        typer.Option(
+            "--fix",
+            help="Repair what the check finds (as 'index rebuild' does), then check again; "
+            "exit code 0 when clean afterwards. Entries are derived from the conversations, "
+            "so no confirmation is asked.",
+        ),
+    ] = False,
+    as_json: JsonOutput = False,
+) -> None:
     """Compare every index entry with the conversations; exit code 1 on drift."""
-    with open_session(ctx) as session:
-        report = session.store.admin.check_index()
-    from .render import emit_json, stdout
+    from .render import emit_json, progress, stdout
 
+    # Index entries are derived data: the repair deletes only entries no
+    # conversation's meta vouches for and writes those a meta implies, never
+    # a conversation, a message or state, so unlike the bulk deletes it asks
+    # nothing (and needs no --dry-run: the check without --fix is that).
+    fixed: RebuildSummary | None = None
+    with open_session(ctx) as session:
+        found = after = session.store.admin.check_index()
+        if fix and not found.ok:
+            total = session.store.admin.count_conversations()
+            with progress("repairing indexes", total) as bar:
+                fixed = session.store.admin.rebuild_index(on_conversation=bar.advance)
+            after = session.store.admin.check_index()
     if as_json:
-        emit_json(report.to_dict())
+        if fix:
+            emit_json(
+                {
+                    "ok": after.ok,
+                    "found": found.to_dict(),
+                    "fixed": None if fixed is None else fixed.to_dict(),
+                    "after": after.to_dict(),
+                }
+            )
+        else:
+            emit_json(found.to_dict())
     else:
         console = stdout()
-        for drift in report.drift:
-            console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})")
-        owed = f" ({report.owed:,} superseded, awaiting a batch delete)" if report.owed else ""
-        console.print(
-            f"checked {counted(report.entries, 'entry', 'entries')}{owed} and "
-            f"{counted(report.conversations, 'conversation')}: "
-            + (
-                "no drift"
-                if report.ok
-                else f"{counted(len(report.drift), 'problem')}; run 'makers-store index rebuild'"
-            ),
-        )
-    if not report.ok:
+        _print_check(console, found, "" if fix else "; run 'makers-store index check --fix'")
+        if fixed is not None:
+            console.print(
+                f"fixed: {counted(fixed.removed, 'stale entry', 'stale entries')} removed, "
+                f"{counted(fixed.created, 'missing entry', 'missing entries')} created"
+            )
+            _print_check(console, after, "; run 'makers-store index check --fix' again")
+    if not after.ok:
         raise typer.Exit(1)
+
+
+def _print_check(console: Screen, report: IndexCheck, advice: str) -> None:
+    """Each drift found, then the counts and the verdict."""
+    for drift in report.drift:
+        console.print(f"{drift.kind:<8} {drift.key}  ({drift.reason})")
+    owed = f" ({report.owed:,} superseded, awaiting a batch delete)" if report.owed else ""
+    console.print(
+        f"checked {counted(report.entries, 'entry', 'entries')}{owed} and "
+        f"{counted(report.conversations, 'conversation')}: "
+        + ("no drift" if report.ok else f"{counted(len(report.drift), 'problem')}{advice}"),
+    )
 
 
 @app.command("rebuild", epilog=examples("makers-store index rebuild"))

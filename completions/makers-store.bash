@@ -48,7 +48,7 @@ _makers_store_options() {
         "vacuum") echo '--json --store --debug -h --help' ;;
         "index") echo '-h --help' ;;
         "index ls") echo '--user -u --format --json --store --debug -h --help' ;;
-        "index check") echo '--json --store --debug -h --help' ;;
+        "index check") echo '--fix --json --store --debug -h --help' ;;
         "index rebuild") echo '--json --store --debug -h --help' ;;
         "blob") echo '-h --help' ;;
         "blob ls") echo '--limit -n --format --json --store --debug -h --help' ;;

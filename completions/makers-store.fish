@@ -282,6 +282,7 @@ complete -c makers-store -n '__makers_store_at '\''index ls'\''' -l json -d 'Pri
 complete -c makers-store -n '__makers_store_at '\''index ls'\''' -l store -r -F -d 'Store URL, as before the command (see `makers-store --help`)'
 complete -c makers-store -n '__makers_store_at '\''index ls'\''' -l debug -d 'Show tracebacks on errors'
 complete -c makers-store -n '__makers_store_at '\''index ls'\''' -s h -l help -d 'Show the help and exit'
+complete -c makers-store -n '__makers_store_at '\''index check'\''' -l fix -d 'Repair what the check finds (as '\''index rebuild'\'' does), then check aga…'
 complete -c makers-store -n '__makers_store_at '\''index check'\''' -l json -d 'Print JSON with the API'\''s field names, for scripts'
 complete -c makers-store -n '__makers_store_at '\''index check'\''' -l store -r -F -d 'Store URL, as before the command (see `makers-store --help`)'
 complete -c makers-store -n '__makers_store_at '\''index check'\''' -l debug -d 'Show tracebacks on errors'

@@ -191,6 +191,12 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
         mid = keys.message_id(seq, new.suffix)
         if blob is None or pending_append(blob.data)[0] != mid:
             new.written.remove(seq)
+        elif record is not None and seq in record.emptied:
+            # Put into a slot emptied by a deletion after this call read meta
+            # (the slot's message was committed and deleted meanwhile): never
+            # committed, hidden; gone, and the message appended again.
+            yield from delete(blob.key, if_match=blob.etag)
+            new.written.remove(seq)
         elif record is not None and seq < record.next_seq:
             return mid  # committed by a helper
         elif record is not None and seq == record.next_seq:
@@ -236,7 +242,7 @@ def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[st
     alias_key = keys.alias_key(cid, mid, gen)
     alias = yield from get(alias_key)
     held = None if alias is None else keys.decode_alias(alias.data)
-    yield from _drop_orphans(new, mid, gen, held)
+    yield from _drop_orphans(new, mid, gen, held, [] if record is None else record.emptied)
     take_over = False
     if held is not None and record is not None and record.visible(held):
         blob = yield from get(keys.message_key(cid, held, gen))
@@ -303,13 +309,15 @@ def _check_expected(new: NewMessage, record: ConversationRecord | None) -> None:
 
 
 def _drop_orphans(
-    new: NewMessage, mid: str, gen: str, held: int | None
+    new: NewMessage, mid: str, gen: str, held: int | None, emptied: list[int]
 ) -> Generator[Op, Any, None]:
     """Delete what an earlier attempt of this call put at a seq the alias no
     longer names: no meta counts it (the alias moved on because that seq was
-    taken or gone), and left there it could read as a second message ``mid``."""
+    taken or gone), and left there it could read as a second message ``mid``.
+    So is one the alias names in a slot emptied after this call read meta
+    (see ``ConversationRecord.emptied``): never committed, hidden only for now."""
     for seq in list(new.written):
-        if seq == held:
+        if seq == held and seq not in emptied:
             continue
         blob = yield from get(keys.message_key(new.conversation_id, seq, gen))
         if blob is not None and pending_append(blob.data)[0] == mid:

@@ -224,6 +224,13 @@ class BatchIntent:
         return cls(raw[0], raw[1], raw[2], raw[3], raw[4], raw[5])
 
 
+#: How many emptied slots meta keeps hidden (``ConversationRecord.emptied``):
+#: an append whose meta read is older than this many later deletions could
+#: still put a message into a slot that is no longer hidden (none of the
+#: races seen needed more than one).
+EMPTIED_KEPT = 32
+
+
 @dataclass(slots=True)
 class ConversationRecord:
     """The stored meta of one conversation: the public fields plus bookkeeping.
@@ -256,6 +263,13 @@ class ConversationRecord:
     cleared_below: int = 0
     user_ids: list[str] = field(default_factory=list)
     tombstones: list[int] = field(default_factory=list)
+    #: the seqs of the latest deletions whose blobs are gone (at most
+    #: EMPTIED_KEPT, oldest first): still hidden, because an append that read
+    #: meta before the deleted message was committed may put its own message
+    #: into the emptied slot; hidden, that blob is never a visible message no
+    #: meta counts, and its writer deletes it and appends again (see
+    #: :func:`makers_store.appends.append_message`)
+    emptied: list[int] = field(default_factory=list)
     deleting: bool = False
     superseded_at: list[tuple[int, int | None]] = field(default_factory=list)
     generation: str = ""
@@ -285,7 +299,26 @@ class ConversationRecord:
         return not self.deleting
 
     def visible(self, seq: int) -> bool:
-        return self.cleared_below <= seq < self.next_seq and seq not in self.tombstones
+        return (
+            self.cleared_below <= seq < self.next_seq
+            and seq not in self.tombstones
+            and seq not in self.emptied
+        )
+
+    @property
+    def hidden(self) -> int:
+        """How many seqs below ``next_seq`` are hidden apart from ``cleared_below``."""
+        return len(self.tombstones) + len(self.emptied)
+
+    def drop_tombstones(self, seqs: list[int] | None = None) -> None:
+        """The blobs of ``seqs`` (default: every tombstone) are gone: keep the
+        seqs hidden among the latest EMPTIED_KEPT emptied slots instead."""
+        gone = list(self.tombstones) if seqs is None else [s for s in seqs if s in self.tombstones]
+        if not gone:
+            return
+        self.tombstones = [seq for seq in self.tombstones if seq not in gone]
+        self.emptied = [seq for seq in self.emptied if seq not in gone] + gone
+        del self.emptied[:-EMPTIED_KEPT]
 
     def encode(self) -> bytes:
         record: dict[str, Any] = {
@@ -301,6 +334,8 @@ class ConversationRecord:
         }
         if self.tombstones:
             record["tombstones"] = self.tombstones
+        if self.emptied:
+            record["emptied"] = self.emptied
         if self.deleting:
             record["deleting"] = True
         if self.superseded_at:
@@ -331,6 +366,7 @@ class ConversationRecord:
                 cleared_below=raw["cleared_below"],
                 user_ids=raw["user_ids"],
                 tombstones=raw.get("tombstones", []),
+                emptied=raw.get("emptied", []),
                 deleting=raw.get("deleting", False),
                 superseded_at=[
                     (item, None) if isinstance(item, int) else (item[0], item[1])

@@ -8,6 +8,7 @@ A message blob is visible only below meta's ``next_seq`` and at or above its
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -15,7 +16,7 @@ from . import keys, validate
 from .blob import Capabilities
 from .blob_ops import Entry, Op, Program, delete_many, list_keys, put, scan
 from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
-from .errors import MemoryNotFoundError
+from .errors import MemoryNotFoundError, PreconditionFailedError
 from .lifecycle.activity import stamp, touch
 from .message_lookup import cursor_seq, locate
 from .models import Message
@@ -85,9 +86,9 @@ def message_range(
             start_after=keys.message_key(cid, low - 1, gen) if low > 0 else None,
             end_before=keys.message_key(cid, high, gen),
             reverse=reverse,
-            limit=limit + len(record.tombstones),
+            limit=limit + record.hidden,
         )
-    if record.tombstones:
+    if record.hidden:
         blobs = [b for b in blobs if record.visible(keys.seq_from_message_key(b.key))]
     return blobs[:limit]
 
@@ -103,10 +104,10 @@ def _last_messages(
     concurrent ``pop_item``): a window that then holds too few is widened to
     the whole range once, so a page is never cut short by such a race."""
     gen = record.generation
-    want = limit + len(record.tombstones)
+    want = limit + record.hidden
     gaps = record.next_seq - record.cleared_below - record.message_count
     start = max(low, high - want - gaps)
-    blobs = yield from _newest_from(cid, gen, start, high, want, gaps > len(record.tombstones))
+    blobs = yield from _newest_from(cid, gen, start, high, want, gaps > record.hidden)
     if len(blobs) < want and start > low:
         blobs = yield from _newest_from(cid, gen, low, high, want, True)
     return blobs
@@ -231,10 +232,14 @@ def remove_messages(
         return
     record.message_count -= len(gone)
     record.tombstones.extend(gone)
-    etag = yield from save_meta(cid, record, etag)
+    etag = yield from save_meta(cid, record, etag)  # the commit point
     yield from delete_many(keys.message_key(cid, seq, record.generation) for seq in gone)
-    record.tombstones = [seq for seq in record.tombstones if seq not in gone]
-    yield from save_meta(cid, record, etag)
+    record.drop_tombstones(gone)
+    # Clean-up only: when another writer wrote meta since, it read the
+    # tombstones and drops them itself (load_live_meta). Failing here would
+    # run the deletion again, which finds no message and says so.
+    with contextlib.suppress(PreconditionFailedError):
+        yield from save_meta(cid, record, etag)
 
 
 def clear_messages(cid: str, now: int | None = None) -> Program[None]:

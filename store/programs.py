@@ -84,7 +84,7 @@ def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
     if record.tombstones:
         gen = record.generation
         yield from delete_many(keys.message_key(cid, seq, gen) for seq in record.tombstones)
-        record.tombstones = []
+        record.drop_tombstones()
     return record, etag
 
 

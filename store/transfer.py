@@ -193,7 +193,7 @@ async def export_conversation(
         held: dict[str, int] = {}  # caller ids of the messages exported, and their seqs
         async for blob in values(section):
             seq = keys.seq_from_message_key(blob.key)
-            if seq in record.tombstones:
+            if seq in record.tombstones or seq in record.emptied:
                 continue
             counts.messages += 1
             message = decode_message(blob.data)

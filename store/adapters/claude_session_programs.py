@@ -21,12 +21,14 @@ from claude_agent_sdk.types import (
 from .. import adapter_keys, keys, names
 from ..blob_ops import (
     Blob,
+    ListKeys,
     Op,
     Program,
     delete,
     delete_many,
     get,
     list_keys,
+    list_many,
     put,
     scan,
     segments_under,
@@ -277,9 +279,14 @@ def delete_session(sid: str, project: str) -> Program[None]:
     yield from delete(adapter_keys.claude_project_entry(project, sid), quiet=True)
 
 
-def list_heads(project: str) -> Program[tuple[list[tuple[str, Head]], list[str]]]:
+def list_heads(
+    project: str, *, whole: bool = False
+) -> Program[tuple[list[tuple[str, Head]], list[str]]]:
     """(session id, head) of the project's main transcripts, and the session
-    segments of stale entries."""
+    segments of stale entries. ``whole`` (a backend without transactions):
+    leave out a transcript whose batches under its head are not all there,
+    as :func:`load` reads it as none: its conversation's removal is under way
+    (listings sent together, keys only)."""
     entries = yield from list_keys(adapter_keys.claude_project_prefix(project))
     found: list[tuple[str, Head]] = []
     stale: list[str] = []
@@ -290,7 +297,18 @@ def list_heads(project: str) -> Program[tuple[list[tuple[str, Head]], list[str]]
             stale.append(segment)  # its name may be gone with its conversation
         else:
             found.append(((yield from names.resolve(segment, segment)), Head.decode(blob)))
-    return found, stale
+    written = [(sid, head) for sid, head in found if head.next > 0]
+    if not whole or not written:
+        return found, stale
+    listings = []
+    for sid, head in written:
+        place = Place(sid, project, adapter_keys.CLAUDE_MAIN_STREAM)
+        prefix = adapter_keys.claude_batches_prefix(sid, project, place.stream, head.gen)
+        listings.append(ListKeys(prefix, None, place.batch(head.gen, head.next), False, None))
+    batches = yield from list_many(*listings)
+    partial = {sid for (sid, head), keys_found in zip(written, batches, strict=True)
+               if len(keys_found) < head.next}  # fmt: skip
+    return [(sid, head) for sid, head in found if sid not in partial], stale
 
 
 def prune(project: str, stale: list[str]) -> Program[None]:

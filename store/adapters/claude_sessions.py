@@ -163,7 +163,10 @@ class ClaudeSessionStore(SessionStore):
     async def _heads(self, project_key: str) -> list[tuple[str, programs.Head]]:
         project = validate.identifier(project_key, "project_key")
         runner = self._store.runner
-        found, stale = await runner.run(lambda: programs.list_heads(project), write=False)
+        whole = not runner.blobs.capabilities.atomic  # a removal is one transaction there
+        found, stale = await runner.run(
+            lambda: programs.list_heads(project, whole=whole), write=False
+        )
         if stale:
             await runner.run(lambda: programs.prune(project, stale), write=True)
         return found

@@ -7,6 +7,7 @@ import json
 import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -597,3 +598,47 @@ async def test_a_deletion_cut_short_anywhere_leaves_a_bound_session_whole_or_gon
         assert await survivor.claude_session_store().load(key) in (whole, None), step
         step += 1
     assert step > 4
+
+
+@pytest.mark.parametrize("removal", ["delete_conversation", "prune"])
+async def test_a_removal_cut_short_anywhere_lists_a_session_only_if_it_loads(
+    removal: str,
+) -> None:
+    """Issue 35: without transactions a session whose transcript was mid-removal
+    (batches partly gone, head still there) loaded as none but was still listed,
+    by list_sessions and by list_session_summaries. Now, cut short at every
+    step of a conversation's removal, a session is listed exactly when its
+    transcript loads whole."""
+    data = MemoryMap()
+    store, _ = open_on(data)
+    cid = "chat/42"
+    sid = await store.claude_session_binding(cid)
+    await store.append_message(cid, "user", "hi")
+    key: SessionKey = {"project_key": "proj", "session_id": sid}
+    whole = [entry(n, f"u{n}") for n in range(4)]
+    for item in whole:  # four batches
+        await store.claude_session_store().append(key, [item])
+    step = 0
+    while True:
+        cut = copy(data)
+        crashing, _ = open_on(cut, step)
+        crashing.runner.clock = FixedClock(start=1_900_000_000_000)
+        try:
+            if removal == "prune":
+                await crashing.admin.prune_conversations(timedelta(days=1))
+            else:
+                await crashing.delete_conversation(cid)
+        except Crash:
+            pass
+        else:
+            break
+        sessions = open_on(cut)[0].claude_session_store()
+        loaded = await sessions.load(key)
+        assert loaded in (whole, None), step
+        expected = [sid] if loaded == whole else []
+        assert [s["session_id"] for s in await sessions.list_sessions("proj")] == expected, step
+        summaries = await sessions.list_session_summaries("proj")
+        assert [s["session_id"] for s in summaries] == expected, step
+        step += 1
+    assert step > 4
+    assert await open_on(cut)[0].claude_session_store().list_sessions("proj") == []

@@ -6,7 +6,7 @@ import json
 
 import makers_store
 from makers_store import keys
-from tests.cli.conftest import Cli, with_blobs
+from tests.cli.conftest import Cli, run_process, with_blobs
 
 
 def entries(cli: Cli, *args: str) -> list[dict[str, object]]:
@@ -89,3 +89,46 @@ def test_blob_ls_and_get(cli: Cli, lib: makers_store.SyncContextStore, url: str)
     stored = with_blobs(url, lambda blobs: blobs.get(message_key))
     assert stored is not None
     assert cli.ok("blob", "get", message_key, "--raw") == stored.data.decode()
+
+
+def test_check_fix_repairs_entries_of_rows_deleted_by_hand(url: str) -> None:
+    """Issue 35: a conversation's rows deleted under its index entries (as a
+    removal cut short leaves them) kept `index check` at exit 1; `--fix`
+    removes what points at nothing and recreates what is missing, says so,
+    and exits 0 once clean. Through the installed command, in a process."""
+    with makers_store.open_sync_store(url) as store:
+        for cid in ("c1", "gone", "c3"):
+            store.append_message(conversation_id=cid, role="user", content="x", user_id="u_1")
+
+    async def damage(blobs: makers_store.BlobStore) -> str:
+        rows = [info.key for info in await blobs.list("c/gone/")]
+        assert rows and all([await blobs.delete(key) for key in rows])
+        listed = await blobs.list(keys.INDEX_ALL)
+        (lost,) = [info.key for info in listed if info.key.endswith("/c1")]
+        assert await blobs.delete(lost)
+        return lost
+
+    lost = with_blobs(url, damage)
+    check = run_process("--store", url, "index", "check")
+    assert check.returncode == 1
+    assert check.stdout.rstrip().endswith("3 problems; run 'makers-store index check --fix'")
+    fixed = run_process("--store", url, "index", "check", "--fix")
+    assert fixed.returncode == 0, fixed.stderr
+    lines = fixed.stdout.splitlines()
+    assert f"missing  {lost}  (the conversation's meta implies it but it is absent)" in lines
+    assert sum("/gone  (the conversation does not exist)" in line for line in lines) == 2
+    assert lines[-3:] == [
+        "checked 5 entries and 2 conversations: 3 problems",
+        "fixed: 2 stale entries removed, 1 missing entry created",
+        "checked 4 entries and 2 conversations: no drift",
+    ]
+    assert run_process("--store", url, "index", "check").returncode == 0
+    with makers_store.open_sync_store(url) as store:
+        listed = store.list_conversations(user_id="u_1").items
+        assert sorted(item.conversation_id for item in listed) == ["c1", "c3"]
+        assert [m.content for m in store.get_messages(conversation_id="c1")] == ["x"]
+
+    clean = run_process("--store", url, "index", "check", "--fix", "--json")
+    assert clean.returncode == 0, clean.stderr
+    report = json.loads(clean.stdout)
+    assert (report["ok"], report["fixed"], report["found"]["drift"]) == (True, None, [])
