@@ -55,8 +55,10 @@ Speed. Write units run in pipeline mode: ``BEGIN`` travels with the first
 statement, and a write whose answer nobody reads (an unconditional ``Put``,
 a quiet create, ``DeleteMany``) does not wait for its reply, so a unit costs
 one round trip per read or conditional write plus one for ``COMMIT``. A unit
-that never waits sends no ``BEGIN`` / ``COMMIT`` at all: its statements, up
-to the pipeline's Sync, are one implicit transaction (see ``postgres_units``). A
+that never waits sends no ``BEGIN`` / ``COMMIT`` at all: its statements are
+one implicit transaction, sent as one statement when they can be (a few
+writes of distinct keys and the change notice) and up to a pipeline's Sync
+otherwise (see ``postgres_units``). A
 ``GetMany`` is one ``= ANY`` query. Etags are made on the client (a random
 per-store prefix and a counter) and psycopg prepares repeated statements by
 itself. :attr:`PostgresBlobStore.round_trips` counts the waits for the

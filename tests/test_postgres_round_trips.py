@@ -4,6 +4,7 @@ one row at a time, or waits for an answer nobody reads, fails here."""
 
 from __future__ import annotations
 
+import itertools
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -11,9 +12,11 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store.blob_ops import Program, put
+from makers_store.blob_ops import Program, delete_many, put
+from makers_store.clock import FixedClock
 from makers_store.emulator.postgres import PostgresBlobStore
 from makers_store.errors import BackendError
+from makers_store.lifecycle.activity import TOUCH_RESOLUTION_MS
 from tests.servers.postgres import postgres_url
 
 
@@ -175,7 +178,9 @@ async def test_a_unit_that_only_writes_is_all_or_nothing_without_begin(
 
     statements = blobs.statements
     assert await cost(store, lambda: blobs.run(writes("second"), write=True)) == 1
-    assert blobs.statements - statements == 3  # the two upserts and the change notice
+    # the two upserts (WITH clauses) and the change notice in one statement
+    assert blobs.statements - statements == 1
+    assert await blobs.get("second") is not None
     # a key past the server's index row limit (incompressible) fails the second
     # statement at the server, after the first was sent: the first is not kept either
     await blobs.delete("first")
@@ -186,3 +191,106 @@ async def test_a_unit_that_only_writes_is_all_or_nothing_without_begin(
     statements = blobs.statements
     assert await cost(store, lambda: blobs.put("third", b"3", if_none_match=True)) == 2
     assert blobs.statements - statements == 4  # BEGIN, the insert, the notice, COMMIT
+
+
+async def test_writes_of_one_key_in_a_unit_keep_their_order(
+    store: makers_store.ContextStore,
+) -> None:
+    """The clauses of one statement see one snapshot: a unit that writes a
+    key twice sends its writes one by one (still one round trip), in order."""
+    blobs = backend(store)
+    await blobs.put("gone", b"0")
+
+    def rewrites() -> Program[None]:
+        yield from put("k", b"1")
+        yield from put("k", b"2")
+        yield from delete_many(["gone"])
+        yield from put("gone", b"back")
+
+    statements = blobs.statements
+    assert await cost(store, lambda: blobs.run(rewrites(), write=True)) == 1
+    assert blobs.statements - statements == 5  # four writes and the notice
+    k, gone = await blobs.get("k"), await blobs.get("gone")
+    assert k is not None and k.data == b"2"
+    assert gone is not None and gone.data == b"back"
+
+    def many() -> Program[None]:
+        for n in range(6):
+            yield from put(f"n{n}", b"x")
+
+    statements = blobs.statements
+    assert await cost(store, lambda: blobs.run(many(), write=True)) == 1
+    assert blobs.statements - statements == 7  # more than four: one by one
+    assert [info.key for info in await blobs.list("n")] == [f"n{n}" for n in range(6)]
+
+
+async def test_a_checkpoint_put_waits_once_and_reads_meta_once_a_second() -> None:
+    """``aput`` is one round trip, as before the retention stamp (issue 36):
+    the saver reads the thread's meta (to stamp it) once per resolution,
+    whether it found meta to stamp, a stamp another writer left, or no meta."""
+    clock = FixedClock(step=0)
+    store = makers_store.open_store(postgres_url(), clock=clock)
+    # the pool, and the layout marker the first write of a store writes
+    await store.append_message(conversation_id="warm-up", role="user", content="hi")
+    try:
+        saver = store.langgraph_checkpointer
+        blobs = backend(store)
+        steps = itertools.count()
+
+        async def put(thread_id: str) -> tuple[int, int]:
+            """The round trips and statements of one ``aput`` with a run id."""
+            n = next(steps)
+            checkpoint: Any = {
+                "v": 1,
+                "id": f"1ef4f797-8335-6428-8001-{n:012x}",
+                "ts": "2024-07-31T20:14:19.804150+00:00",
+                "channel_values": {"n": n},
+                "channel_versions": {},
+                "versions_seen": {},
+            }
+            config: Any = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+            trips, statements = blobs.round_trips, blobs.statements
+            await saver.aput(config, checkpoint, {"run_id": "run-1"}, {})
+            return blobs.round_trips - trips, blobs.statements - statements
+
+        # no meta: BEGIN, meta FOR UPDATE (a wait), marker, checkpoint, notice, COMMIT
+        assert await put("bare") == (2, 6)
+        # then, for a resolution: the marker, the checkpoint and the notice in
+        # one statement, one wait
+        assert [await put("bare") for _ in range(3)] == [(1, 1)] * 3
+        clock.now += TOUCH_RESOLUTION_MS - 1
+        assert await put("bare") == (1, 1)
+        clock.now += 1
+        assert await put("bare") == (2, 6)  # a resolution later: meta is looked for again
+
+        # meta to stamp: read it, replace it if unchanged (a wait), then as above
+        await store.append_message(conversation_id="chat", role="user", content="hi")
+        assert await put("chat") == (3, 7)
+        assert [await put("chat") for _ in range(3)] == [(1, 1)] * 3
+        clock.now += TOUCH_RESOLUTION_MS
+        assert await put("chat") == (3, 7)
+
+        # a stamp another writer left less than a resolution ago: read once, then skipped
+        await store.append_message(conversation_id="shared", role="user", content="hi")
+        await store.update_conversation("shared", metadata={"topic": "q3"})  # stamps meta
+        clock.now += TOUCH_RESOLUTION_MS - 1
+        assert await put("shared") == (2, 6)  # nothing to stamp yet
+        assert await put("shared") == (1, 1)  # the other stamp covers this one
+        clock.now += 1
+        assert await put("shared") == (3, 7)  # that stamp is a resolution old: stamped anew
+
+        # pending writes: the two inserts and the notice, one statement
+        config: Any = {
+            "configurable": {
+                "thread_id": "bare",
+                "checkpoint_ns": "",
+                "checkpoint_id": "1ef4f797-8335-6428-8001-000000000000",
+            }
+        }
+        trips, statements = blobs.round_trips, blobs.statements
+        await saver.aput_writes(config, [("a", 1), ("b", 2)], task_id="task")
+        assert (blobs.round_trips - trips, blobs.statements - statements) == (1, 1)
+        stored = await saver.aget_tuple(config)
+        assert stored is not None and len(stored.pending_writes or []) == 2
+    finally:
+        await store.close()

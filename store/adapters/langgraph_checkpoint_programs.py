@@ -189,16 +189,21 @@ def put_checkpoint(
     data: bytes,
     run_id: str | None,
     now: int | None = None,
-) -> Program[bool]:
+) -> Program[int | None]:
     """Store one checkpoint. ``now`` stamps the write into the conversation's
     meta first, when it has one (:mod:`makers_store.lifecycle.activity`): a
     thread that ran lately is not idle, and a prune racing this put keeps it.
-    Returns whether meta was stamped with ``now`` (the saver then skips the
-    stamp for a resolution's time)."""
-    stamped = False
+
+    Returns when the saver's next puts may skip the meta read from (None
+    when ``now`` is None: nothing was read): the stamp meta now holds (ours,
+    or a younger one another writer left), or ``now`` when the thread has no
+    meta to stamp (see :data:`~makers_store.lifecycle.activity.TOUCH_RESOLUTION_MS`
+    for why both are safe for a resolution)."""
+    stamped = None
     if now is not None:
         record, etag = yield from load_live_meta(thread_id)
-        stamped = (yield from touch(thread_id, record, etag, now)) != etag
+        yield from touch(thread_id, record, etag, now)
+        stamped = now if record is None or record.touched_at is None else record.touched_at
     yield from names.remember(thread_id)  # a bounded thread id, for threads()
     if run_id is not None:
         yield from put(

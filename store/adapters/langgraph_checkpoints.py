@@ -76,7 +76,9 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
     def __init__(self, store: ContextStore, *, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self._runner = store.runner
-        self._stamped: dict[str, int] = {}  # thread -> when this saver stamped its meta
+        #: thread -> the stamp its meta held when this saver last read it (or when
+        #: it found no meta): the next puts skip the stamp for a resolution
+        self._stamped: dict[str, int] = {}
         self._bridge = SyncBridge(
             "checkpointer", "await graph.ainvoke(...), await checkpointer.aget_tuple(...)"
         )
@@ -212,19 +214,21 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
             self.serde, config, checkpoint, metadata, checkpoint_id, conf.get("checkpoint_id")
         )
         now = self._runner.clock()
-        # A thread this saver stamped less than a resolution ago needs no
-        # stamp (nor the meta read): its meta's stamp is at least that young,
-        # which is all a prune's judgment needs (lifecycle.activity).
+        # A thread whose meta this saver found stamped less than a resolution
+        # ago, or found missing, needs no stamp (nor the meta read, which on
+        # PostgreSQL turns the put's one round trip into two): meta's stamp
+        # is at least that young, which is all a prune's judgment needs, and
+        # a thread without meta is in no prune's reach (lifecycle.activity).
         last = self._stamped.get(thread_id)
         stamp = None if last is not None and 0 <= now - last < TOUCH_RESOLUTION_MS else now
         stamped = await self._runner.run(
             lambda: programs.put_checkpoint(thread_id, ns, checkpoint_id, data, run_id, stamp),
             write=True,
         )
-        if stamped:
+        if stamped is not None:
             if len(self._stamped) >= _STAMPS_KEPT:
                 self._stamped.clear()
-            self._stamped[thread_id] = now
+            self._stamped[thread_id] = stamped
         return {
             "configurable": {
                 "thread_id": thread_id,

@@ -25,6 +25,18 @@ on (the argument is in :mod:`.retention`).
 The stamp is written *before* the write it stands for ("stamp, then
 write"): a crash between the two leaves a conversation that looks active a
 little longer, never one that looks idle with a fresh write in it.
+
+The LangGraph checkpointer's saver also skips the meta *read* that comes
+with a stamp (on PostgreSQL it turns a put's one round trip into two,
+issue 36): after reading a thread's meta it does not read it again for a
+resolution counted from the stamp meta then held (its own, or a younger
+one another writer left), which keeps the argument above exact. A thread
+without meta (a graph under an id nothing was appended to) is in no prune's
+reach, and the saver does not look for its meta again for a resolution
+either: if another writer creates that meta meanwhile (the first append),
+the meta tells its own time, so for at most that second a checkpoint can be
+younger than the conversation's last write says, and a prune whose cutoff
+falls inside it may count the conversation idle up to a second early.
 """
 
 from __future__ import annotations
