@@ -371,7 +371,7 @@ async def test_waiting_behind_other_units_is_reported_as_queue_time(
     async with makers_store.open_store(backend_url(kind, tmp_path) + one) as store:
         blobs: Any = store.blobs
         await blobs.put("k", b"v")  # opens this loop's connection or client
-        cell = [0.0]
+        cell = [0.0, retry.DEFAULT_RETRY.budget]  # seconds queued, the unit's budget
         token = retry._queued.set(cell)  # as RetryPolicy.run does around a unit
         try:
             if kind == "postgres":

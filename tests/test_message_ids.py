@@ -440,9 +440,11 @@ async def test_a_batch_writer_killed_anywhere_leaves_each_batch_all_or_nothing(
     rng = random.Random(35)
     acknowledged: dict[str, int] = {}
     kills = 12 if kind != "s3" else 6
+    # one conversation per kill: a fast machine writes thousands of batches in
+    # 0.2 s, and one conversation would reach its 10,000-message quota
     async with makers_store.open_store(url) as store:
         for kill in range(kills):
-            proc = worker("batches", url, "c", f"k{kill}")
+            proc = worker("batches", url, f"c{kill}", f"k{kill}")
             assert proc.stdout is not None
             assert proc.stdout.readline().strip() == "0", proc.stderr
             await asyncio.sleep(rng.uniform(0.0, 0.2))
@@ -453,19 +455,22 @@ async def test_a_batch_writer_killed_anywhere_leaves_each_batch_all_or_nothing(
             proc.stdout.close()
             if proc.stderr:
                 proc.stderr.close()
-            await store.append_message("c", "user", f"after kill {kill}")  # finds what is left
-        await store.append_messages("c", [{"role": "user", "content": "last"}] * 2)
-        messages = await all_messages(store, "c")
-    contents = [m.content for m in messages]
-    for tag, last in acknowledged.items():
-        for i in range(last + 3):
-            count = contents.count(f"{tag}-{i}")
-            assert count in (0, 3), (tag, i, count)
-            assert count == 3 or i > last, (tag, i)
-            if count:
-                at = contents.index(f"{tag}-{i}")
-                assert contents[at : at + 3] == [f"{tag}-{i}"] * 3
-    assert len({m.message_id for m in messages}) == len(messages)
+            # another writer finds what is left
+            await store.append_message(f"c{kill}", "user", f"after kill {kill}")
+            await store.append_messages(f"c{kill}", [{"role": "user", "content": "last"}] * 2)
+        for kill in range(kills):
+            tag = f"k{kill}"
+            messages = await all_messages(store, f"c{kill}")
+            contents = [m.content for m in messages]
+            last = acknowledged[tag]
+            for i in range(last + 3):
+                count = contents.count(f"{tag}-{i}")
+                assert count in (0, 3), (tag, i, count)
+                assert count == 3 or i > last, (tag, i)
+                if count:
+                    at = contents.index(f"{tag}-{i}")
+                    assert contents[at : at + 3] == [f"{tag}-{i}"] * 3
+            assert len({m.message_id for m in messages}) == len(messages)
 
 
 BATCH_RACE = st.lists(

@@ -348,9 +348,12 @@ def test_template_edgeone_keys_are_accepted(server: Server) -> None:
     log = server.log()
     assert "framework generic (not set ('openai-sdk' is unknown))" in log
     assert "agents.timeout 300s" in log
-    # runtime, scene, tags, slug, sandbox.timeout and the build keys: ignored without a word
+    # runtime, scene, tags, slug, sandbox.timeout and the build command: ignored without a
+    # word; outputDirectory is the frontend's (no dev command here) and is not built yet
     warnings = [line for line in log.splitlines() if line.startswith("warning:")]
-    assert len(warnings) == 1 and "agents.framework 'openai-sdk'" in warnings[0], warnings
+    assert len(warnings) == 2, warnings
+    assert "edgeone.json outputDirectory 'dist' does not exist yet" in warnings[0], warnings
+    assert "agents.framework 'openai-sdk'" in warnings[1], warnings
 
 
 # --- DeepAgents --------------------------------------------------------------------------------
