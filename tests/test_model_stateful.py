@@ -385,12 +385,10 @@ class StoreMachine(RuleBasedStateMachine):
         self.run(import_jsonl(self.store.runner, lambda: lines))
         for cid in state:
             if cid in convs:
-                conv = self.convs[cid] = copy.deepcopy(convs[cid])
-                # an import places messages where they were and derives the rest
-                conv.next_seq = max((m.seq for m in conv.messages), default=-1) + 1
-                conv.aliases = {
-                    m.message_id: m.seq for m in conv.messages if not generated(m.message_id)
-                }
+                # an import gives the conversation back as it was exported: its
+                # messages where they were, its next seq and the aliases of
+                # deleted caller ids too, so no seq is handed out twice (issue 35)
+                self.convs[cid] = copy.deepcopy(convs[cid])
             else:
                 self.convs.pop(cid, None)
             self.state[cid] = dict(state[cid])
