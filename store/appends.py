@@ -353,9 +353,8 @@ def _help_pending(
         # Meta read after the blob: its intent came before the blob, so if
         # meta holds it no more (and did not commit it) it never will.
         current, _ = yield from load_meta(cid)
-        if (
-            current is not None
-            and current.generation == record.generation
+        if current is None or (  # None: its reservation of a new id was removed
+            current.generation == record.generation
             and current.next_seq <= seq
             and (current.batch is None or current.batch.token != token)
         ):
@@ -519,7 +518,10 @@ def _commit_append(
 # (:func:`_help_pending`). Writers that are not appenders keep an intent as
 # they found it. A batch into a new conversation reserves it with meta marked
 # deleting (as a fork reserves its new id): readers see no conversation until
-# the commit, and any other writer of the id removes the reservation first.
+# the commit, and any other writer of the id removes the reservation first:
+# meta alone, if-match what it read (programs.load_live_meta), since the batch
+# may be committing meanwhile; the blobs left behind carry a token no meta
+# holds, so the next append at their seq deletes them (:func:`_help_pending`).
 # So a failed call leaves nothing visible, and a killed one all or nothing.
 
 

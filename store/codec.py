@@ -298,6 +298,19 @@ class ConversationRecord:
         (``delete_conversation`` hides it first, then removes its keys)."""
         return not self.deleting
 
+    @property
+    def reservation(self) -> bool:
+        """Whether this meta is a batch's reservation of a new conversation
+        (hidden, holding the batch's intent) rather than a deletion in
+        progress: :meth:`mark_deleting` drops the intent of a live one."""
+        return self.deleting and self.batch is not None
+
+    def mark_deleting(self) -> None:
+        """Commit a deletion's intent: hidden from now on. A batch intent in
+        flight is dropped (its commit, if-match this meta, fails anyway), so
+        that a hidden meta with an intent is always a reservation."""
+        self.deleting, self.batch = True, None
+
     def visible(self, seq: int) -> bool:
         return (
             self.cleared_below <= seq < self.next_seq

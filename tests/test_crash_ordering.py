@@ -9,13 +9,14 @@ and must keep working.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from makers_store import ContextStore, MemoryConflictError
-from makers_store.blob_ops import DeleteMany, Op
+from makers_store.blob_ops import DeleteMany, Get, Op, Put
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.codec import ConversationRecord
 from makers_store.emulator.memory import MemoryMap, StepwiseMemoryBlobStore
@@ -288,3 +289,73 @@ async def test_a_batch_whose_later_caller_id_conflicts_leaves_nothing_stepwise()
             )
     assert [m.content for m in await store.get_messages("c")] == ["taken"]
     assert await store.get_message("c", "fresh") is None
+
+
+class GatedBlobStore(StepwiseMemoryBlobStore):
+    """Pauses its unit at the op ``pause_at`` picks (before it runs, or
+    after it answered) until the test lets it go on."""
+
+    def __init__(self, data: MemoryMap, pause_at: Callable[[Op], str | None]) -> None:
+        super().__init__(data)
+        self.pause_at = pause_at
+        self.paused = asyncio.Event()
+        self.go_on = asyncio.Event()
+
+    async def _pause(self) -> None:
+        self.paused.set()
+        await self.go_on.wait()
+
+    async def execute(self, op: Op) -> Any:
+        when = self.pause_at(op)
+        if when == "before":
+            await self._pause()
+        result = await super().execute(op)
+        if when == "after":
+            await self._pause()
+        return result
+
+
+async def test_a_writer_meeting_a_new_conversations_reservation_keeps_its_commit() -> None:
+    """Issue 35: a batch into a new conversation reserves the id with a hidden
+    meta; a writer that read that reservation removed the conversation's keys
+    and then meta unconditionally, so a batch that committed in between was
+    returned to its caller and lost (about one run in three of the race above)."""
+    data = MemoryMap()
+    meta_puts = 0
+
+    def before_batch_commit(op: Op) -> str | None:
+        nonlocal meta_puts
+        if isinstance(op, Put) and op.key == "c/new/meta":
+            meta_puts += 1
+            return "before" if meta_puts == 2 else None  # 1: the reservation
+        return None
+
+    meta_reads = 0
+
+    def after_first_meta_read(op: Op) -> str | None:
+        nonlocal meta_reads
+        if isinstance(op, Get) and op.key == "c/new/meta":
+            meta_reads += 1
+            return "after" if meta_reads == 1 else None
+        return None
+
+    batch_blobs = GatedBlobStore(data, before_batch_commit)
+    single_blobs = GatedBlobStore(data, after_first_meta_read)
+    batch_store = ContextStore(batch_blobs, ids=counting_suffixes("b"))
+    single_store = ContextStore(single_blobs, ids=counting_suffixes("s"))
+    batch = asyncio.create_task(
+        batch_store.append_messages(
+            conversation_id="new", messages=[{"role": "user", "content": str(n)} for n in range(3)]
+        )
+    )
+    await batch_blobs.paused.wait()  # its messages written, the commit next
+    single = asyncio.create_task(
+        single_store.append_message(conversation_id="new", role="user", content="single")
+    )
+    await single_blobs.paused.wait()  # it has read the reservation
+    batch_blobs.go_on.set()
+    batch_ids = await batch
+    single_blobs.go_on.set()
+    single_id = await single
+    stored = [m.message_id for m in await batch_store.get_messages(conversation_id="new")]
+    assert stored == [*batch_ids, single_id]

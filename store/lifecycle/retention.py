@@ -301,7 +301,7 @@ def prune_batch(
         elif dry_run:
             tally.deleted[cid] = record.message_count
         else:
-            record.deleting = True
+            record.mark_deleting()
             try:  # the commit: only if nothing was written since the judgment
                 committed = yield from save_meta(cid, record, blob.etag)
             except PreconditionFailedError:
