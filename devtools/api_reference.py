@@ -47,23 +47,17 @@ iterator) unless marked *sync*; `SyncContextStore`, `SyncStateStore`,
 #: The page's sections, in order: a title and the exported names it holds.
 #: A name exported but in no section goes to the last one, so nothing is left
 #: out; tests/test_docs.py checks that every exported name has its heading.
+DATA = """Message ConversationMeta ListConversationsResult ContextWindow MessageHit
+StoreCounts StoreLocation IndexCheck IndexDrift IndexEntry RebuildSummary TransferCounts
+CopyReport PruneReport CheckpointPruneReport CheckpointName VacuumReport HistoryFinding
+HistoryRepair StateOnlyConversation""".split()
 SECTIONS: list[tuple[str, list[str]]] = [
     ("Opening a store", ["open_store", "open_sync_store", "open_blob_store"]),
     ("The store", ["ContextStore", "StateStore", "StoreWatch", "StoreChange"]),
     ("Maintenance", ["StoreAdmin"]),
     ("Converters", ["to_openai_input", "to_anthropic_messages", "to_anthropic_request"]),
-    (
-        "Data and results",
-        [
-            "Message", "ConversationMeta", "ListConversationsResult", "ContextWindow",
-            "MessageHit", "StoreCounts", "StoreLocation", "IndexCheck", "IndexDrift",
-            "IndexEntry", "RebuildSummary", "TransferCounts", "CopyReport", "PruneReport",
-            "CheckpointPruneReport", "CheckpointName", "VacuumReport", "HistoryFinding",
-            "HistoryRepair", "StateOnlyConversation",
-        ],
-    ),  # fmt: skip
-    ("Backends and plumbing", ["BlobStore", "Blob", "BlobInfo", "UnitRunner", "Portal",
-                               "Clock", "IdSource"]),  # fmt: skip
+    ("Data and results", DATA),
+    ("Backends and plumbing", "BlobStore Blob BlobInfo UnitRunner Portal Clock IdSource".split()),
     ("Errors", []),
     ("Blocking twins", []),
 ]

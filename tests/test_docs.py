@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import typer.main
 
-from devtools import ROOT, api_reference, cli_reference
 import makers_store
+from devtools import ROOT, api_reference, cli_reference
 from makers_store.cli.main import app
 
 DOCS = ROOT / "docs"
@@ -73,11 +73,12 @@ def test_a_changed_command_makes_the_reference_stale(tmp_path: Path) -> None:
     assert cli_reference.main(["--check", str(page)]) == 1
 
 
+@pytest.mark.parametrize("generator", [cli_reference, api_reference], ids=lambda m: m.__name__)
 @pytest.mark.parametrize("key", ["purelib", "platlib"])
-def test_the_reference_generator_refuses_site_packages(key: str) -> None:
-    target = Path(sysconfig.get_paths()[key]) / "makers-store-cli-reference-probe.md"
+def test_the_reference_generators_refuse_site_packages(key: str, generator: Any) -> None:
+    target = Path(sysconfig.get_paths()[key]) / "makers-store-reference-probe.md"
     with pytest.raises(SystemExit, match="refusing to write"):
-        cli_reference.main([str(target)])
+        generator.main([str(target)])
     assert not target.exists()
 
 
