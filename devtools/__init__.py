@@ -2,7 +2,8 @@
 
 - ``python -m devtools.sync_codegen`` writes ``store/sync_api.py`` from ``store/api.py``;
 - ``python -m devtools.completions`` writes the shell scripts in ``completions/``;
-- ``python -m devtools.cli_reference`` writes ``docs/cli-reference.md`` from the typer app.
+- ``python -m devtools.cli_reference`` writes ``docs/cli-reference.md`` from the typer app;
+- ``python -m devtools.api_reference`` writes ``docs/api-reference.md`` from the docstrings.
 
 They live outside the three folders setuptools maps onto ``makers_store``
 (``store/``, ``emulator/``, ``cli/``), so no installed copy of them exists to

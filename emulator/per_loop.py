@@ -91,10 +91,6 @@ class PerLoop(Generic[R]):
         entry = self._entries.get(asyncio.get_running_loop())
         return None if entry is None else entry.resource
 
-    def loops(self) -> int:
-        """How many loops hold a resource now (tests check releases)."""
-        return sum(1 for entry in list(self._entries.values()) if entry.resource is not None)
-
     async def get(self) -> R:
         """The running loop's resource, opened on first use."""
         loop = asyncio.get_running_loop()

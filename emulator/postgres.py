@@ -216,11 +216,6 @@ class PostgresBlobStore(BlobStore):
             return BackendError(f"cannot reach PostgreSQL at {self.server}: {exc}")
         return BackendError(f"PostgreSQL store {self.location}: {exc}")
 
-    @property
-    def loops_with_connections(self) -> int:
-        """Event loops holding a pool now (tests check that they are released)."""
-        return self._pools.loops()
-
     async def _connect(self) -> Connection:
         """A new connection; the store's first brings the schema up to date."""
         import psycopg

@@ -145,11 +145,6 @@ class S3BlobStore(StepwiseBlobStore):
 
     # --- connection ----------------------------------------------------------
 
-    @property
-    def loops_with_clients(self) -> int:
-        """Event loops holding a client now (tests check that they are released)."""
-        return self._clients.loops()
-
     async def _connect(self) -> _LoopClient:
         """The running loop's client (see :mod:`.per_loop`)."""
         try:

@@ -74,16 +74,6 @@ def project_env(project: Path, environ: Mapping[str, str]) -> dict[str, str]:
     return merged
 
 
-def env_file_keys(project: Path) -> list[str]:
-    """Names defined by the project's env files (for the start-up summary)."""
-    keys: set[str] = set()
-    for name in ENV_FILES:
-        path = project / name
-        if path.is_file():
-            keys.update(parse_env(path.read_text(encoding="utf-8"), source=str(path)))
-    return sorted(keys)
-
-
 def positive_number(name: str, default: float) -> float:
     """``$name`` as a number above 0, or ``default`` when unset; ValueError naming it if bad.
 

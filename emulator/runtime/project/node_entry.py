@@ -24,16 +24,6 @@ NODE_SUFFIXES = (".ts", ".mts", ".js", ".mjs")
 TYPESCRIPT_SUFFIXES = (".ts", ".mts")
 #: Declaration files describe types only; never routes.
 _DECLARATION = re.compile(r"\.d\.m?ts$")
-#: The handler names, in dispatch order after the method's own.
-METHOD_HANDLERS = {
-    "GET": "onRequestGet",
-    "POST": "onRequestPost",
-    "PUT": "onRequestPut",
-    "PATCH": "onRequestPatch",
-    "DELETE": "onRequestDelete",
-    "HEAD": "onRequestHead",
-    "OPTIONS": "onRequestOptions",
-}
 #: The entry label of a file that ``export default``s an Express or Koa app,
 #: called with Node's ``(req, res)`` and reading the body itself.
 APP_ENTRY_LABEL = "default export (Express/Koa app)"

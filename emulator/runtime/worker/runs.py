@@ -55,10 +55,6 @@ class Run:
     #: Why ``signal`` was set first (None while running normally).
     reason: StopReason | None = None
 
-    @property
-    def disconnected(self) -> bool:
-        return self.reason == "disconnected"
-
     def abort(self, reason: StopReason = "aborted") -> None:
         """Set ``signal``; ``must_stop`` follows after the grace period."""
         if self.signal.is_set():
