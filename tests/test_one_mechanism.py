@@ -4,19 +4,30 @@ one mechanism, a test shows the copy's work now goes through the one.
 - ``append_messages`` with caller ids is one batched unit: one meta write on
   a transactional backend (the batch intent's two without transactions), as
   a batch without ids, not one append per message.
+- Retention deletes through the store's one deletion program: a prune cut
+  short at any step is finished by ``delete_conversation`` and a
+  ``delete_conversation`` cut short at any step by a prune, linked
+  conversations (a Claude session's) included, leaving no conversation data.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import makers_store
+from makers_store import ContextStore
 from makers_store.blob_ops import Op, Put
+from makers_store.clock import FixedClock, counting_suffixes
+from makers_store.emulator.memory import MemoryMap, StepwiseMemoryBlobStore
 from tests.backends import BACKENDS, backend_url
+from tests.test_crash_ordering import Crash, CrashingBlobStore, copy
+
+DAY = 86_400_000
 
 
 class OpCounter:
@@ -71,3 +82,58 @@ async def test_a_batch_with_caller_ids_is_one_batched_unit(kind: str, tmp_path: 
         assert await store.append_messages("c", batch[:7]) == ids[:7]  # held: idempotent
         assert (counter.units, counter.meta_puts) == (1, 0)
         assert (await store.get_conversation("c")).message_count == 51  # type: ignore[union-attr]
+
+
+# --- retention through the one deletion program ----------------------------------
+
+
+async def _linked_conversation(clock: FixedClock) -> tuple[MemoryMap, str]:
+    """c1 (messages, state, a user) with a Claude session bound to it that
+    holds a message of its own: deleting c1 deletes the session's too."""
+    data = MemoryMap()
+    store = ContextStore(StepwiseMemoryBlobStore(data), clock=clock, ids=counting_suffixes())
+    await store.append_messages("c1", [{"role": "user", "content": str(n)} for n in range(3)])
+    await store.append_message("c1", "user", "by u", user_id="u")
+    await store.bind("c1").state.set("k", 1)
+    bound = await store.claude_session_binding("c1")
+    await store.append_message(bound, "user", "the session's")
+    clock.now += 10 * DAY
+    return data, bound
+
+
+async def _prune(store: ContextStore) -> None:
+    await store.admin.prune_conversations(timedelta(days=7), conversation_ids=["c1"])
+
+
+async def _delete(store: ContextStore) -> None:
+    await store.delete_conversation("c1")
+
+
+@pytest.mark.parametrize(
+    ("cut_short", "finish"), [(_prune, _delete), (_delete, _prune)], ids=["prune", "delete"]
+)
+async def test_a_deletion_cut_short_either_way_is_finished_the_other_way(
+    cut_short: Callable[[ContextStore], Awaitable[None]],
+    finish: Callable[[ContextStore], Awaitable[None]],
+) -> None:
+    clock = FixedClock(step=0)
+    seeded, bound = await _linked_conversation(clock)
+    step = 0
+    while True:
+        data = copy(seeded)
+        try:
+            await cut_short(ContextStore(CrashingBlobStore(data, step), clock=clock))
+        except Crash:
+            pass
+        else:
+            break
+        after = ContextStore(StepwiseMemoryBlobStore(data), clock=clock)
+        await finish(after)
+        for cid in ("c1", bound):
+            assert await after.get_conversation(cid) is None, (step, cid)
+        assert [key for key in data.blobs if key.startswith("c/")] == [], step
+        # (a prune cut short after meta went may leave its recency entry,
+        # which readers skip and the next prune deletes)
+        assert (await after.list_conversations(limit=10)).items == [], step
+        step += 1
+    assert step > 10
