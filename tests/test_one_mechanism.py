@@ -8,6 +8,9 @@ one mechanism, a test shows the copy's work now goes through the one.
   short at any step is finished by ``delete_conversation`` and a
   ``delete_conversation`` cut short at any step by a prune, linked
   conversations (a Claude session's) included, leaving no conversation data.
+- One loop within a unit (``blob_ops.each_batch``) and one walk across units
+  (``paging``): the batches and their bounds, an early stop, and the walk's
+  guard against a page that makes no progress, now under every such loop.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store import ContextStore
-from makers_store.blob_ops import Op, Put
+from makers_store import ContextStore, paging
+from makers_store.blob_ops import BlobInfo, Entry, Op, Program, Put, each_batch, put
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.emulator.memory import MemoryMap, StepwiseMemoryBlobStore
+from makers_store.errors import MemoryCorruptError
 from tests.backends import BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, CrashingBlobStore, copy
 
@@ -137,3 +141,66 @@ async def test_a_deletion_cut_short_either_way_is_finished_the_other_way(
         assert (await after.list_conversations(limit=10)).items == [], step
         step += 1
     assert step > 10
+
+
+# --- the loops ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [k for k in BACKENDS if k in ("memory", "stepwise", "sqlite")])
+async def test_each_batch_hands_every_batch_under_a_prefix_in_one_unit(
+    kind: str, tmp_path: Path
+) -> None:
+    async with makers_store.open_store(backend_url(kind, tmp_path)) as store:
+
+        def seed() -> Program[None]:
+            for n in range(7):
+                yield from put(f"t/{n}", str(n).encode())
+            yield from put("u/0", b"outside")
+
+        await store.runner.run(seed, write=True)
+        seen: list[list[str]] = []
+
+        def walk(**bounds: Any) -> Program[tuple[bool, list[list[str]]]]:
+            seen.clear()
+
+            def take(batch: list[BlobInfo]) -> None:
+                seen.append([info.key for info in batch])
+
+            stopped = yield from each_batch("t/", take, size=3, **bounds)
+            return stopped, list(seen)
+
+        assert await store.runner.run(walk, write=False) == (
+            False,
+            [["t/0", "t/1", "t/2"], ["t/3", "t/4", "t/5"], ["t/6"]],
+        )
+        bounded = await store.runner.run(
+            lambda: walk(start_after="t/1", end_before="t/5"), write=False
+        )
+        assert bounded == (False, [["t/2", "t/3", "t/4"], []])
+
+        def first_over(limit: int) -> Program[tuple[bool, list[str]]]:
+            values: list[str] = []
+
+            def take(batch: list[Entry]) -> bool:
+                values.extend(entry.data.decode() for entry in batch)
+                return int(values[-1]) > limit
+
+            stopped = yield from each_batch("t/", take, size=2, values=True)
+            return stopped, values
+
+        assert await store.runner.run(lambda: first_over(2), write=False) == (
+            True,
+            ["0", "1", "2", "3"],
+        )
+
+
+async def test_a_walk_of_units_that_makes_no_progress_is_named_not_run_forever() -> None:
+    steps: list[str | None] = []
+
+    async def step(cursor: str | None) -> str | None:
+        steps.append(cursor)
+        return "k"  # a page that ends where the last one ended
+
+    with pytest.raises(MemoryCorruptError, match="no progress"):
+        await paging.run_pages(step)
+    assert steps == [None, "k"]
