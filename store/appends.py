@@ -119,14 +119,17 @@ class NewMessage:
 @dataclass(slots=True)
 class BatchPlan:
     """One attempt's intent: its token, the generation and first seq it
-    reserved, the seq of each message it writes (index in the call -> seq)
-    and the ids of the messages the conversation already held (a retried call)."""
+    reserved, the seq of each message it writes (index in the call -> seq),
+    the ids of the messages the conversation already held (a retried call)
+    and the aliases of the caller ids as the plan read them (a transaction
+    writes them so; without one they are read again under the intent)."""
 
     token: str
     generation: str
     first: int
     slots: dict[int, int]
     held: dict[int, str]
+    aliases: dict[int, AliasWrite] = field(default_factory=dict)
 
 
 def new_messages(
@@ -176,17 +179,52 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
     on the winner's behalf (so a stalled or crashed writer never blocks the
     conversation) before trying again; a writer whose meta update lost finds
     its blob either committed by a helper or still pending at ``next_seq``.
+    With the caller's id, one step more: its alias (:func:`_claim_id`).
     ``caps``: the backend's; with ``costly_requests``, batch the removal of
     superseded index entries (see :func:`_commit_append`).
     """
-    if new.client_id is not None:
-        return (yield from _append_with_id(new, new.client_id, caps))
     cid = new.conversation_id
     record, etag = yield from load_live_meta(cid)
     if record is not None and record.batch is not None:
         record, etag = yield from _settle(cid, record, etag, new, caps)
+    alias: AliasWrite | None = None
+    if new.client_id is not None:
+        claim = yield from _claim_id(new, new.client_id, record, etag, caps)
+        if isinstance(claim, str):
+            return claim  # held already: a retried request
+        alias = claim
+    elif new.written:  # an earlier attempt of this call
+        done = yield from _earlier_attempt(new, record, etag, caps)
+        if done is not None:
+            return done
+    _check_expected(new, record)
+    if record is None:
+        record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
+    else:
+        _check_room(cid, record, 1)
+    seq = record.next_seq
+    mid = new.client_id or keys.message_id(seq, new.suffix)
+    if alias is not None:  # the alias first: a helper may commit the message any time after
+        yield from _put_alias(alias, seq)
+    try:
+        yield _pending_put(new, seq, record.generation, mid)
+    except PreconditionFailedError:
+        yield from _help_pending(cid, record, etag, seq, caps)
+        raise
+    new.written.append(seq)
+    yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
+    return mid
+
+
+def _earlier_attempt(
+    new: NewMessage, record: ConversationRecord | None, etag: str | None, caps: Capabilities
+) -> Generator[Op, Any, str | None]:
+    """The message's id when an earlier attempt of this call (``new.written``,
+    without a caller id) was committed, by a helper or now; its blobs that
+    will never be committed are deleted. None: append it afresh."""
+    cid = new.conversation_id
     gen = "" if record is None else record.generation
-    for seq in list(new.written) if new.written else ():  # an earlier attempt of this call
+    for seq in list(new.written):
         blob = yield from get(keys.message_key(cid, seq, gen))
         mid = keys.message_id(seq, new.suffix)
         if blob is None or pending_append(blob.data)[0] != mid:
@@ -205,45 +243,48 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
         else:  # written into a conversation that was deleted meanwhile
             yield from delete(blob.key, if_match=blob.etag)
             new.written.remove(seq)
-    _check_expected(new, record)
-    if record is None:
-        record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
-    elif record.message_count >= MAX_MESSAGES:
-        raise MemoryQuotaExceededError(
-            f"conversation_id {cid!r} already holds {record.message_count} messages, "
-            f"the maximum is {MAX_MESSAGES}"
-        )
-    seq = record.next_seq
-    mid = keys.message_id(seq, new.suffix)
-    try:
-        yield _pending_put(new, seq, record.generation, mid)
-    except PreconditionFailedError:
-        yield from _help_pending(cid, record, etag, seq, caps)
-        raise
-    new.written.append(seq)
-    yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
-    return mid
+    return None
 
 
-def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[str]:
-    """Append ``new`` under the caller's id ``mid`` (see the module docstring).
+@dataclass(slots=True)
+class AliasWrite:
+    """The alias an append of a caller's id writes before its message blob:
+    if-match the alias it read (``found``), or created when there was none."""
 
-    Costs one read more than an append without an id (the alias) and one
-    write more (the alias, in the same unit). A retry of this unit, by the
-    runner or by the caller, finds the alias pointing at its own message and
-    returns the id.
-    """
+    key: str
+    found: Blob | None
+
+
+def _put_alias(alias: AliasWrite, seq: int) -> Generator[Op, Any, None]:
+    found = alias.found
+    yield from put(
+        alias.key,
+        keys.encode_alias(seq),
+        if_match=None if found is None else found.etag,
+        if_none_match=found is None,
+    )
+
+
+def _claim_id(
+    new: NewMessage,
+    mid: str,
+    record: ConversationRecord | None,
+    etag: str | None,
+    caps: Capabilities,
+) -> Generator[Op, Any, str | AliasWrite | None]:
+    """The alias step of an append of the caller's id ``mid`` (see the module
+    docstring): ``mid`` when the conversation holds it with this message
+    already (a retry, by the runner or by the caller, finds the alias
+    pointing at its own message), the alias to write before the message blob,
+    or None when the alias names the seq the message takes already. Costs one
+    read more than an append without an id, and one write more."""
     cid = new.conversation_id
-    record, etag = yield from load_live_meta(cid)
-    if record is not None and record.batch is not None:
-        record, etag = yield from _settle(cid, record, etag, new, caps)
     gen = "" if record is None else record.generation
     next_seq = 0 if record is None else record.next_seq
     alias_key = keys.alias_key(cid, mid, gen)
     alias = yield from get(alias_key)
     held = None if alias is None else keys.decode_alias(alias.data)
     yield from _drop_orphans(new, mid, gen, held, [] if record is None else record.emptied)
-    take_over = False
     if held is not None and record is not None and record.visible(held):
         blob = yield from get(keys.message_key(cid, held, gen))
         if blob is not None and pending_append(blob.data)[0] == mid:
@@ -254,44 +295,36 @@ def _append_with_id(new: NewMessage, mid: str, caps: Capabilities) -> Program[st
         if blob is None:
             # The alias's writer has not put its message yet, or crashed
             # before it: whoever puts a message at that seq holds the id.
-            take_over = True
-        else:
-            if record is None:
-                record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
-            yield from _help_pending(cid, record, etag, held, caps)
-            if pending_append(blob.data)[0] == mid:
-                return _same_message(new, mid, blob.data)
-            raise PreconditionFailedError(alias_key)  # another message took the seq: again
+            return None
+        if record is None:
+            record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
+        yield from _help_pending(cid, record, etag, held, caps)
+        if pending_append(blob.data)[0] == mid:
+            return _same_message(new, mid, blob.data)
+        raise PreconditionFailedError(alias_key)  # another message took the seq: again
     elif held is not None and held > next_seq and alias is not None:
         # Its writer read a newer meta than this one, or meta of a conversation
         # since deleted: read meta again; still ahead then, it is a leftover.
         if new.ahead != alias.etag:
             new.ahead = alias.etag
             raise PreconditionFailedError(alias_key)
-    _check_expected(new, record)
-    if record is None:
-        record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
-    elif record.message_count >= MAX_MESSAGES:
+    return AliasWrite(alias_key, alias)
+
+
+def _check_room(cid: str, record: ConversationRecord, adding: int) -> None:
+    """MemoryQuotaExceededError when ``adding`` more messages would pass
+    MAX_MESSAGES (checked before anything is written)."""
+    if record.message_count + adding <= MAX_MESSAGES:
+        return
+    if adding == 1:
         raise MemoryQuotaExceededError(
             f"conversation_id {cid!r} already holds {record.message_count} messages, "
             f"the maximum is {MAX_MESSAGES}"
         )
-    seq = record.next_seq
-    if not take_over:  # the alias first: a helper may commit the message any time after
-        yield from put(
-            alias_key,
-            keys.encode_alias(seq),
-            if_match=None if alias is None else alias.etag,
-            if_none_match=alias is None,
-        )
-    try:
-        yield _pending_put(new, seq, gen, mid)
-    except PreconditionFailedError:
-        yield from _help_pending(cid, record, etag, seq, caps)
-        raise
-    new.written.append(seq)
-    yield from _commit_append(cid, record, etag, seq, (new.now, new.tie), new.user_id, caps)
-    return mid
+    raise MemoryQuotaExceededError(
+        f"conversation_id {cid!r} holds {record.message_count} messages; {adding} more "
+        f"would pass the maximum of {MAX_MESSAGES}"
+    )
 
 
 def _check_expected(new: NewMessage, record: ConversationRecord | None) -> None:
@@ -388,9 +421,11 @@ def _pending_put(new: NewMessage, seq: int, gen: str, mid: str, batch: str | Non
 def append_messages(news: list[NewMessage], caps: Capabilities) -> Program[list[str]]:
     """Append several messages to one conversation as one unit of work.
 
-    The quota is checked for the whole batch before anything is written. On
-    transactional backends the batch is one transaction; without them it is
-    all or nothing through a batch intent in meta (:func:`_append_batch`).
+    The caller ids and the quota are checked for the whole batch before
+    anything is written (:func:`_plan_batch`). On transactional backends the
+    batch is one transaction: every alias and message blob, then one meta
+    update; without them it is all or nothing through a batch intent in meta
+    (:func:`_append_batch`).
     """
     if not news:
         return []
@@ -400,39 +435,40 @@ def append_messages(news: list[NewMessage], caps: Capabilities) -> Program[list[
         return (yield from _append_batch(news, caps))
     cid = news[0].conversation_id
     record, etag = yield from load_live_meta(cid)
-    adding = sum(1 for new in news if not new.written)
-    if record is not None and record.message_count + adding > MAX_MESSAGES:
-        raise MemoryQuotaExceededError(
-            f"conversation_id {cid!r} holds {record.message_count} messages; {adding} more "
-            f"would pass the maximum of {MAX_MESSAGES}"
-        )
-    if any(new.written or new.client_id is not None for new in news):
-        # A retry, or ids given by the caller (each needs its alias protocol):
-        # one message at a time; still one unit, so one transaction where the
-        # backend has them.
+    if any(new.written for new in news):
+        # A retry (the unit was rolled back, or committed with its answer
+        # lost): one message at a time, each finding what an earlier attempt
+        # wrote; still one unit, so one transaction.
+        if record is not None:
+            _check_room(cid, record, sum(1 for new in news if not new.written))
         ids = []
         for new in news:
             ids.append((yield from append_message(new, caps)))
         return ids
-    # Every blob first, then one meta update for the whole batch.
+    plan = yield from _plan_batch(cid, record, news)
+    if not plan.slots:  # every message is there already (a retried call)
+        return _ids(news, plan)
     if record is None:
         now = news[0].now
         record = ConversationRecord(cid, created_at=now, last_message_at=now)
-    first = record.next_seq
-    for offset, new in enumerate(news):
-        seq = first + offset
+    # Every alias and blob first, then one meta update for the whole batch.
+    for index, seq in plan.slots.items():
+        new = news[index]
+        if new.client_id is not None:
+            yield from _put_alias(plan.aliases[index], seq)
+        mid = new.client_id or keys.message_id(seq, new.suffix)
         try:
-            yield _pending_put(new, seq, record.generation, keys.message_id(seq, new.suffix))
+            yield _pending_put(new, seq, record.generation, mid)
         except PreconditionFailedError:
-            if offset == 0:  # another append's uncommitted message: finish it first
+            if seq == plan.first:  # another append's uncommitted message: finish it first
                 yield from _help_pending(cid, record, etag, seq, caps)
             raise  # the retry commits what this call already wrote, one by one
         new.written.append(seq)
-    last, last_seq = news[-1], first + len(news) - 1
+    last, last_seq = news[max(plan.slots)], max(plan.slots.values())
     yield from _commit_append(
-        cid, record, etag, last_seq, (last.now, last.tie), last.user_id, caps, len(news)
+        cid, record, etag, last_seq, (last.now, last.tie), last.user_id, caps, len(plan.slots)
     )
-    return [keys.message_id(first + offset, new.suffix) for offset, new in enumerate(news)]
+    return _ids(news, plan)
 
 
 def _commit_append(
@@ -628,14 +664,14 @@ def _append_batch(news: list[NewMessage], caps: Capabilities) -> Program[list[st
         etag = yield from save_meta(cid, record, etag)  # the intent
     assert record is not None
     gen = record.generation
-    owed: list[tuple[str, int, Blob | None]] = []  # aliases to point at this batch
+    owed: list[tuple[AliasWrite, int]] = []  # aliases to point at this batch
     for index, seq in plan.slots.items():
         client_id = news[index].client_id
         if client_id is not None:
             alias_key = keys.alias_key(cid, client_id, gen)
             alias = yield from get(alias_key)
             if alias is None or keys.decode_alias(alias.data) != seq:
-                owed.append((alias_key, seq, alias))
+                owed.append((AliasWrite(alias_key, alias), seq))
     if owed:
         # Meta read after the aliases: while it holds this intent, no append
         # of these ids has committed since the plan checked them, so each
@@ -644,13 +680,8 @@ def _append_batch(news: list[NewMessage], caps: Capabilities) -> Program[list[st
         current, _ = yield from load_meta(cid)
         if not _own(current, lead):
             raise PreconditionFailedError(f"conversation {cid!r} changed", key=meta_key(cid))
-    for alias_key, seq, alias in owed:
-        yield from put(
-            alias_key,
-            keys.encode_alias(seq),
-            if_match=None if alias is None else alias.etag,
-            if_none_match=alias is None,
-        )
+    for alias_write, seq in owed:
+        yield from _put_alias(alias_write, seq)
     for index, seq in plan.slots.items():
         new = news[index]
         mid = new.client_id or keys.message_id(seq, new.suffix)
@@ -705,10 +736,13 @@ def _plan_batch(
     gen = "" if record is None else record.generation
     first = 0 if record is None else record.next_seq
     held: dict[int, str] = {}
+    aliases: dict[int, AliasWrite] = {}
     for index, new in enumerate(news):
         if new.client_id is None:
             continue
-        alias = yield from get(keys.alias_key(cid, new.client_id, gen))
+        alias_key = keys.alias_key(cid, new.client_id, gen)
+        alias = yield from get(alias_key)
+        aliases[index] = AliasWrite(alias_key, alias)
         seq = None if alias is None else keys.decode_alias(alias.data)
         if alias is None or seq is None:
             continue
@@ -719,19 +753,15 @@ def _plan_batch(
             continue  # else stale: overwritten when written
         if seq >= first and new.ahead != alias.etag:  # maybe in flight: look again once
             new.ahead = alias.etag
-            raise PreconditionFailedError(keys.alias_key(cid, new.client_id, gen))
+            raise PreconditionFailedError(alias_key)
     slots: dict[int, int] = {}
     for index in range(len(news)):
         if index not in held:
             slots[index] = first + len(slots)
-    adding = len(slots)
-    if record is not None and record.message_count + adding > MAX_MESSAGES:
-        raise MemoryQuotaExceededError(
-            f"conversation_id {cid!r} holds {record.message_count} messages; {adding} more "
-            f"would pass the maximum of {MAX_MESSAGES}"
-        )
+    if record is not None:
+        _check_room(cid, record, len(slots))
     for new in news:
         _check_expected(new, record)
     news[0].intents += 1
     token = f"{first}.{news[0].suffix}.{news[0].intents}"
-    return BatchPlan(token, gen, first, slots, held)
+    return BatchPlan(token, gen, first, slots, held, aliases)

@@ -23,8 +23,8 @@ place.
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable
-from typing import Any, NamedTuple, TypeVar, cast
+from collections.abc import Callable, Generator, Iterable
+from typing import Any, Literal, NamedTuple, TypeVar, cast, overload
 
 T = TypeVar("T")
 
@@ -248,6 +248,64 @@ def scan(
     limit: int | None = None,
 ) -> Generator[Op, Any, list[Entry]]:
     return cast("list[Entry]", (yield Scan(prefix, start_after, end_before, reverse, limit)))
+
+
+#: What a visitor of :func:`each_batch` returns for a batch: True to stop
+#: there, or a program (its own operations, in the same unit) that says so.
+Visited = bool | None | Generator[Op, Any, bool | None]
+
+
+@overload
+def each_batch(
+    prefix: str,
+    visit: Callable[[list[BlobInfo]], Visited],
+    *,
+    size: int,
+    start_after: str | None = None,
+    end_before: str | None = None,
+    values: Literal[False] = False,
+) -> Generator[Op, Any, bool]: ...
+
+
+@overload
+def each_batch(
+    prefix: str,
+    visit: Callable[[list[Entry]], Visited],
+    *,
+    size: int,
+    start_after: str | None = None,
+    end_before: str | None = None,
+    values: Literal[True],
+) -> Generator[Op, Any, bool]: ...
+
+
+def each_batch(
+    prefix: str,
+    visit: Callable[[Any], Visited],
+    *,
+    size: int,
+    start_after: str | None = None,
+    end_before: str | None = None,
+    values: bool = False,
+) -> Generator[Op, Any, bool]:
+    """Hand ``visit`` each batch of up to ``size`` keys under ``prefix``
+    (``values``: with their values), strictly between ``start_after`` and
+    ``end_before``, in key order, inside the caller's unit of work: the one
+    loop of a program that goes through all a prefix holds (a walk that reads
+    a page per unit is :mod:`makers_store.paging`'s). A batch shorter than
+    ``size`` is the last. True when ``visit`` stopped the walk."""
+    while True:
+        batch: list[Any] = yield (Scan if values else ListKeys)(
+            prefix, start_after, end_before, False, size
+        )
+        outcome = visit(batch)
+        if isinstance(outcome, Generator):
+            outcome = yield from outcome
+        if outcome:
+            return True
+        if len(batch) < size:
+            return False
+        start_after = batch[-1].key
 
 
 def segments_under(prefix: str) -> Generator[Op, Any, list[str]]:

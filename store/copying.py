@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from . import adapter_keys, keys, paging
-from .blob_ops import Entry, Op, Program, delete, delete_many, list_keys, put, scan
+from .blob_ops import Entry, Op, Program, delete, delete_many, each_batch, put, scan
 from .codec import ConversationRecord, dumps_line, live_record
 from .importer import import_jsonl
 from .inventory import count_conversations, iter_conversations
@@ -215,13 +215,15 @@ async def _copy_conversations(
 
 
 def _count(start_after: str | None, end_before: str | None) -> Program[int]:
-    total = 0
-    while True:
-        batch = yield from list_keys("", start_after=start_after, end_before=end_before, limit=1000)
-        total += len(batch)
-        if len(batch) < 1000:
-            return total
-        start_after = batch[-1].key
+    sizes: list[int] = []
+    yield from each_batch(
+        "",
+        lambda batch: sizes.append(len(batch)),
+        size=1000,
+        start_after=start_after,
+        end_before=end_before,
+    )
+    return sum(sizes)
 
 
 def _page(start_after: str | None, end_before: str | None) -> Program[list[Entry]]:
@@ -231,12 +233,15 @@ def _page(start_after: str | None, end_before: str | None) -> Program[list[Entry
 def _range(start_after: str | None, end_before: str | None) -> Program[dict[str, bytes]]:
     """Every blob strictly between ``start_after`` and ``end_before``."""
     found: dict[str, bytes] = {}
-    while True:
-        batch = yield from scan("", start_after=start_after, end_before=end_before, limit=PAGE)
-        found.update((entry.key, entry.data) for entry in batch)
-        if len(batch) < PAGE:
-            return found
-        start_after = batch[-1].key
+    yield from each_batch(
+        "",
+        lambda batch: found.update((entry.key, entry.data) for entry in batch),
+        size=PAGE,
+        start_after=start_after,
+        end_before=end_before,
+        values=True,
+    )
+    return found
 
 
 def _write_all(entries: list[Entry]) -> Generator[Op, Any, None]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import adapter_keys, keys, names, paging
-from .blob_ops import Op, Program, list_keys, prefix_end
+from .blob_ops import BlobInfo, Op, Program, each_batch, list_keys, prefix_end
 from .codec import ConversationRecord
 from .models import fields_dict
 from .programs import load_meta_at, visible_meta
@@ -88,13 +88,11 @@ async def count_conversations(runner: UnitRunner) -> int:
 
 
 def count_keys(prefix: str, *, start_after: str | None = None) -> Generator[Op, Any, int]:
-    count = 0
-    while True:
-        batch = yield from list_keys(prefix, start_after=start_after, limit=KEY_BATCH)
-        count += len(batch)
-        if len(batch) < KEY_BATCH:
-            return count
-        start_after = batch[-1].key
+    sizes: list[int] = []
+    yield from each_batch(
+        prefix, lambda batch: sizes.append(len(batch)), size=KEY_BATCH, start_after=start_after
+    )
+    return sum(sizes)
 
 
 # --- counts -----------------------------------------------------------------
@@ -252,9 +250,8 @@ class CheckpointName:
 def _checkpoint_names(cid: str) -> Program[list[CheckpointName]]:
     prefix = adapter_keys.langgraph_prefix(cid)
     found: list[CheckpointName] = []
-    start_after: str | None = None
-    while True:
-        batch = yield from list_keys(prefix, start_after=start_after, limit=KEY_BATCH)
+
+    def take(batch: list[BlobInfo]) -> None:
         for info in batch:
             parts = info.key[len(prefix) :].split("/")
             if len(parts) == 3 and parts[1] == "c" and parts[0].startswith("n"):
@@ -264,9 +261,9 @@ def _checkpoint_names(cid: str) -> Program[list[CheckpointName]]:
                         adapter_keys.restore_checkpoint_id(parts[2]),
                     )
                 )
-        if len(batch) < KEY_BATCH:
-            return found
-        start_after = batch[-1].key
+
+    yield from each_batch(prefix, take, size=KEY_BATCH)
+    return found
 
 
 async def checkpoint_names(runner: UnitRunner, conversation_id: str) -> list[CheckpointName]:

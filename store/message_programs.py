@@ -14,7 +14,7 @@ from typing import Any
 
 from . import keys, validate
 from .blob import Capabilities
-from .blob_ops import Entry, Op, Program, delete_many, list_keys, put, scan
+from .blob_ops import BlobInfo, Entry, Op, Program, delete_many, each_batch, put, scan
 from .codec import ConversationRecord, decode_message, decode_messages, encode_json, encode_message
 from .errors import MemoryNotFoundError, PreconditionFailedError
 from .lifecycle.activity import stamp, touch
@@ -121,15 +121,17 @@ def _newest_from(
     prefix = keys.messages_prefix(cid, gen)
     if find_start:  # find where the page starts: keys only
         found: list[str] = []
-        after = keys.message_key(cid, start - 1, gen) if start > 0 else None
-        while True:
-            batch = yield from list_keys(
-                prefix, start_after=after, end_before=keys.message_key(cid, high, gen), limit=1000
-            )
-            found = (found + [info.key for info in batch])[-want:]
-            if len(batch) < 1000:
-                break
-            after = batch[-1].key
+
+        def keep_last(batch: list[BlobInfo]) -> None:
+            found[:] = (found + [info.key for info in batch])[-want:]
+
+        yield from each_batch(
+            prefix,
+            keep_last,
+            size=1000,
+            start_after=keys.message_key(cid, start - 1, gen) if start > 0 else None,
+            end_before=keys.message_key(cid, high, gen),
+        )
         if not found:
             return []
         start = keys.seq_from_message_key(found[0])
@@ -263,13 +265,10 @@ _ALIAS_BATCH = 500
 def _drop_aliases_below(cid: str, gen: str, seq: int) -> Generator[Op, Any, None]:
     """Delete the aliases of cleared messages. One at or above ``seq`` belongs
     to an append in flight, whose message a helper may commit: it stays."""
-    prefix = keys.aliases_prefix(cid, gen)
-    start_after: str | None = None
-    while True:
-        batch = yield from scan(prefix, start_after=start_after, limit=_ALIAS_BATCH)
+
+    def drop(batch: list[Entry]) -> Generator[Op, Any, None]:
         yield from delete_many(
             entry.key for entry in batch if (keys.decode_alias(entry.data) or 0) < seq
         )
-        if len(batch) < _ALIAS_BATCH:
-            return
-        start_after = batch[-1].key
+
+    yield from each_batch(keys.aliases_prefix(cid, gen), drop, size=_ALIAS_BATCH, values=True)

@@ -3,7 +3,11 @@ of the store that reads a page per unit of work: ``iter_messages`` and
 ``iter_conversations`` (each page through the public page method), the
 maintenance walks (:mod:`makers_store.inventory`, :mod:`makers_store.index_repair`,
 :mod:`makers_store.transfer`, :mod:`makers_store.copying`,
-``store.admin.list_blobs``) and the layout move (:mod:`makers_store.layout`).
+``store.admin.list_blobs``), the layout move (:mod:`makers_store.layout`),
+the fork's copy (:mod:`makers_store.lifecycle.fork`), retention's walk of
+the recency index (:mod:`makers_store.lifecycle.retention`) and the LangGraph
+store's index build and sweep. A loop within one unit of work is
+:func:`makers_store.blob_ops.each_batch`.
 
 A walk is a function ``read(cursor)`` that reads one page, in a unit of work
 of its own, and returns it with the cursor the next page starts from, or None
@@ -58,6 +62,20 @@ async def items(
     async for page in pages(read, start):
         for item in page:
             yield item
+
+
+async def run_pages(
+    step: Callable[[Cursor | None], Awaitable[Cursor | None]], start: Cursor | None = None
+) -> None:
+    """Run a walk whose pages are work done rather than data read (a unit
+    that copies, indexes or mends one page): ``step(cursor)`` returns only
+    the cursor the next page starts from, None after the last (see :func:`pages`)."""
+
+    async def read(cursor: Cursor | None) -> tuple[None, Cursor | None]:
+        return None, await step(cursor)
+
+    async for _ in pages(read, start):
+        pass
 
 
 def after_full(page: Sequence[Item], size: int, key: Callable[[Item], Cursor]) -> Cursor | None:

@@ -41,11 +41,12 @@ from .blob_ops import (
     Put,
     delete,
     delete_many,
+    each_batch,
     get,
     list_keys,
 )
 from .codec import ConversationRecord
-from .errors import MemoryNotFoundError
+from .errors import MemoryNotFoundError, PreconditionFailedError
 from .models import ConversationMeta
 
 MAX_MESSAGES = 10_000
@@ -176,15 +177,17 @@ def entry_is_current(
 def delete_range(
     prefix: str, *, end_before: str | None = None, keep: str | None = None
 ) -> Generator[Op, Any, None]:
-    start_after: str | None = None
-    while True:
-        batch: list[BlobInfo] = yield from list_keys(
-            prefix, start_after=start_after, end_before=end_before, limit=DELETE_BATCH
-        )
+    def remove(batch: list[BlobInfo]) -> Generator[Op, Any, None]:
         yield from delete_many(info.key for info in batch if info.key != keep)
-        if len(batch) < DELETE_BATCH:
-            return
-        start_after = batch[-1].key
+
+    yield from each_batch(prefix, remove, size=DELETE_BATCH, end_before=end_before)
+
+
+def all_keys(prefix: str) -> Generator[Op, Any, list[BlobInfo]]:
+    """Every key under ``prefix``, listed in batches within the unit."""
+    listed: list[BlobInfo] = []
+    yield from each_batch(prefix, listed.extend, size=DELETE_BATCH)
+    return listed
 
 
 # --- conversations ---------------------------------------------------------
@@ -223,8 +226,7 @@ def merge_metadata(record: ConversationRecord, patch: dict[str, Any]) -> None:
 def delete_conversation(cid: str, linked_from: frozenset[str] = frozenset()) -> Program[None]:
     record, etag = yield from load_meta(cid)
     if record is not None and record.live:
-        record.mark_deleting()
-        yield from save_meta(cid, record, etag)
+        yield from _commit_deletion(cid, record, etag)
     if record is None:
         yield from _delete_linked(cid, linked_from)
         yield from delete_range(keys.conversation_prefix(cid))
@@ -232,13 +234,70 @@ def delete_conversation(cid: str, linked_from: frozenset[str] = frozenset()) -> 
         yield from _remove_conversation(cid, record, linked_from)
 
 
-def _delete_linked(cid: str, linked_from: frozenset[str]) -> Generator[Op, Any, None]:
-    """Delete the conversations ``cid`` links to (before the links themselves,
-    so an interrupted deletion still knows them when it is finished)."""
-    seen = linked_from | {cid}
+def delete_if_unchanged(
+    cid: str,
+    record: ConversationRecord,
+    etag: str | None,
+    *,
+    atomic: bool,
+    listed: list[str] | None = None,
+) -> Program[bool]:
+    """Delete the conversation whose meta the caller read in this unit as
+    ``record`` (etag ``etag``) and judged (retention: idle), only if nothing
+    was written to it since: the deletion above with that precondition.
+    False when something was (nothing is deleted then).
+
+    In a transaction (``atomic``) the read is the precondition: the removal
+    follows, no intent needed (nobody sees it half done), and what a listing
+    of the conversation shows is what is deleted, in one batch (``listed``:
+    its keys, meta's included, when the caller listed them in this unit).
+    Without one the
+    intent is committed if-match ``etag`` (a writer that came between makes
+    it fail), and the removal spares whatever is written after the commit
+    (:func:`_remove_committed`). A meta marked deleting already (a deletion
+    cut short) is finished the same way."""
+    if atomic:
+        if listed is None:
+            listed = [info.key for info in (yield from all_keys(keys.conversation_prefix(cid)))]
+        links = keys.links_prefix(cid)
+        linked = [keys.linked_segment(key) for key in listed if key.startswith(links)]
+        yield from _delete_linked(cid, frozenset(), linked)
+        yield from delete_many([*listed, *owned_index_keys(cid, record)])
+        return True
+    if record.live:
+        try:
+            etag = yield from _commit_deletion(cid, record, etag)
+        except PreconditionFailedError:
+            return False
+    yield from _remove_committed(cid, record, etag)
+    return True
+
+
+def _commit_deletion(
+    cid: str, record: ConversationRecord, etag: str | None
+) -> Generator[Op, Any, str]:
+    """A deletion's commit point: meta marked deleting, if-match ``etag``."""
+    record.mark_deleting()
+    return (yield from save_meta(cid, record, etag))
+
+
+def linked_segments(cid: str) -> Generator[Op, Any, list[str]]:
+    """The segments of the ids an adapter keeps ``cid``'s data under (its links)."""
     links = yield from list_keys(keys.links_prefix(cid))
-    for info in links:
-        other = yield from names.resolve(keys.id_segment(cid), keys.linked_segment(info.key))
+    return [keys.linked_segment(info.key) for info in links]
+
+
+def _delete_linked(
+    cid: str, linked_from: frozenset[str], segments: list[str] | None = None
+) -> Generator[Op, Any, None]:
+    """Delete the conversations ``cid`` links to (before the links themselves,
+    so an interrupted deletion still knows them when it is finished);
+    ``segments``: the links' segments, when the caller listed them."""
+    seen = linked_from | {cid}
+    if segments is None:
+        segments = yield from linked_segments(cid)
+    for segment in segments:
+        other = yield from names.resolve(keys.id_segment(cid), segment)
         if other not in seen:
             yield from delete_conversation(other, seen)
 
@@ -252,3 +311,39 @@ def _remove_conversation(
     yield from delete_range(keys.conversation_prefix(cid), keep=meta_key)
     yield from delete_many(owned_index_keys(cid, record))
     yield from delete(meta_key, quiet=True)
+
+
+def _remove_committed(
+    cid: str, record: ConversationRecord, committed: str | None
+) -> Generator[Op, Any, None]:
+    """Second half of :func:`delete_if_unchanged` without transactions: remove
+    a conversation whose deletion is committed in meta (etag ``committed``)
+    without deleting anything written after that commit, by a writer that
+    meanwhile finished the deletion itself and started a new conversation
+    under the id. The keys are listed first; meta still carrying the commit
+    is checked; each listed key goes if-match the etag listed (a key
+    rewritten since has another: every backend's etags are unique per
+    write), meta last, again if-match."""
+    yield from _delete_linked(cid, frozenset())
+    meta_key = keys.meta_key(cid)
+    listed = [i for i in (yield from all_keys(keys.conversation_prefix(cid))) if i.key != meta_key]
+    current = yield from get(meta_key)
+    if current is None or current.etag != committed:
+        return  # another writer finished the removal; what is there now is theirs
+    for info in listed:
+        try:
+            yield from delete(info.key, if_match=info.etag)
+        except PreconditionFailedError:
+            pass  # gone already, or rewritten by a new conversation's writer
+    # The index entries are at meta's positions (a new conversation's own are
+    # at later ones): the per-user ones go first, then meta, then the recency
+    # index's, so a removal cut short anywhere leaves either meta (marked
+    # deleting, with its recency entry) or a recency entry alone, and either
+    # leads the next prune to finish (lifecycle.retention).
+    entries = owned_index_keys(cid, record)
+    yield from delete_many(key for key in entries if not key.startswith(keys.INDEX_ALL))
+    try:
+        yield from delete(meta_key, if_match=committed)
+    except PreconditionFailedError:
+        pass
+    yield from delete_many(key for key in entries if key.startswith(keys.INDEX_ALL))

@@ -41,7 +41,7 @@ from collections.abc import Callable, Generator, Iterable
 from typing import Any
 
 from . import keys, names
-from .blob_ops import Op, Program, delete, delete_many, list_keys, put, segments_under
+from .blob_ops import BlobInfo, Op, Program, delete, delete_many, each_batch, put, segments_under
 from .clock import IdSource
 from .codec import ConversationRecord
 from .import_records import (
@@ -173,10 +173,7 @@ _LIST_BATCH = 500
 
 
 def _delete_unlisted(prefix: str, keep: Callable[[str], bool]) -> Generator[Op, Any, None]:
-    start_after: str | None = None
-    while True:
-        batch = yield from list_keys(prefix, start_after=start_after, limit=_LIST_BATCH)
+    def remove(batch: list[BlobInfo]) -> Generator[Op, Any, None]:
         yield from delete_many(info.key for info in batch if not keep(info.key))
-        if len(batch) < _LIST_BATCH:
-            return
-        start_after = batch[-1].key
+
+    yield from each_batch(prefix, remove, size=_LIST_BATCH)

@@ -6,10 +6,11 @@ State lives beside the conversation's messages, in its generation (see
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from . import keys, names
-from .blob_ops import Program, delete, get, put, scan
+from .blob_ops import Entry, Op, Program, delete, each_batch, get, put
 from .codec import ConversationRecord, decode_state, encode_state
 from .lifecycle.activity import touch
 from .programs import load_live_meta, load_meta
@@ -50,15 +51,14 @@ def state_items(cid: str) -> Program[dict[str, Any]]:
     if record is not None and not record.live:
         return {}
     items: dict[str, Any] = {}
-    prefix = keys.state_prefix(cid, _generation(record))
-    start_after: str | None = None
-    while True:
-        batch = yield from scan(prefix, start_after=start_after, limit=STATE_PAGE)
+
+    def take(batch: list[Entry]) -> Generator[Op, Any, None]:
         for blob in batch:
             segment = keys.state_segment_of_key(blob.key)
             items[(yield from names.resolve(keys.id_segment(cid), segment))] = decode_state(
                 blob.data
             )
-        if len(batch) < STATE_PAGE:
-            return items
-        start_after = batch[-1].key
+
+    prefix = keys.state_prefix(cid, _generation(record))
+    yield from each_batch(prefix, take, size=STATE_PAGE, values=True)
+    return items

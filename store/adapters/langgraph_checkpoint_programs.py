@@ -30,6 +30,7 @@ from makers_store.blob_ops import (
     Program,
     delete,
     delete_many,
+    each_batch,
     get,
     get_many,
     list_keys,
@@ -255,14 +256,12 @@ def copy_thread(source_id: str, target_id: str) -> Program[None]:
         adapter_keys.langgraph_prefix(target_id),
     )
     yield from names.remember(target_id)
-    cursor = None
-    while True:
-        entries = yield from scan(source, start_after=cursor, limit=PAGE)
+
+    def copy(entries: list[Entry]) -> Generator[Op, Any, None]:
         for entry in entries:
             yield from put(target + entry.key[len(source) :], entry.data)
-        if len(entries) < PAGE:
-            return
-        cursor = entries[-1].key
+
+    yield from each_batch(source, copy, size=PAGE, values=True)
 
 
 #: 100-ns intervals from the UUID epoch (1582-10-15) to the Unix epoch
@@ -395,28 +394,26 @@ def keep_latest(
             continue
         keep = yield from _delta_chain(thread_id, checkpoint_ns, latest[0], inspect)
         tally.kept_for_deltas += len(keep) - 1
-        cursor = latest[0].key
-        while True:
-            older = yield from scan(prefix, start_after=cursor, limit=PAGE)
+
+        def drop(
+            older: list[Entry], prefix: str = prefix, keep: set[str] = keep, ns: str = checkpoint_ns
+        ) -> Generator[Op, Any, None]:
             for entry in older:
                 checkpoint_id = adapter_keys.restore_checkpoint_id(entry.key[len(prefix) :])
                 if checkpoint_id in keep:
                     continue
                 if dry_run:
                     writes = yield from list_keys(
-                        adapter_keys.langgraph_writes_prefix(
-                            thread_id, checkpoint_ns, checkpoint_id
-                        )
+                        adapter_keys.langgraph_writes_prefix(thread_id, ns, checkpoint_id)
                     )
                     tally.writes += len(writes)
                 else:
                     tally.writes += yield from _delete_checkpoint(
-                        thread_id, checkpoint_ns, checkpoint_id, run_of(entry.data)
+                        thread_id, ns, checkpoint_id, run_of(entry.data)
                     )
                 tally.checkpoints += 1
-            if len(older) < PAGE:
-                break
-            cursor = older[-1].key
+
+        yield from each_batch(prefix, drop, size=PAGE, start_after=latest[0].key, values=True)
 
 
 def _delta_chain(

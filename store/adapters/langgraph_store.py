@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, PutOp, Result, SearchOp, TTLConfig
 
+from .. import paging
 from ..codec import encode_json
 from ..errors import MemoryValidationError, StoreError, SyncCallInEventLoopError
 from . import langgraph_store_index as derived_index
@@ -237,29 +238,32 @@ class MakersLangGraphStore(BaseStore):
 
     async def _rebuild_index(self) -> None:
         caps = self._runner.blobs.capabilities
-        start_after: str | None = None
-        while True:
-            build = functools.partial(derived_index.build_page, start_after)
-            if (start_after := await self._runner.run(build, write=True)) is None:
-                break
-        while True:
-            prune = functools.partial(derived_index.prune_page, start_after, caps)
-            if (start_after := await self._runner.run(prune, write=True)) is None:
-                break
+
+        async def build(start_after: str | None) -> str | None:
+            page = functools.partial(derived_index.build_page, start_after)
+            return await self._runner.run(page, write=True)
+
+        async def prune(start_after: str | None) -> str | None:
+            page = functools.partial(derived_index.prune_page, start_after, caps)
+            return await self._runner.run(page, write=True)
+
+        await paging.run_pages(build)
+        await paging.run_pages(prune)
         await self._runner.run(derived_index.mark_complete, write=True)
         self._index = "complete"
 
     async def _sweep(self) -> int:
-        total = 0
-        start_after: str | None = None
         caps = self._runner.blobs.capabilities
-        while True:
+
+        async def sweep(start_after: str | None) -> tuple[int, str | None]:
             now = self._runner.clock()
             page = functools.partial(programs.sweep_page, start_after, now, caps)
-            deleted, start_after = await self._runner.run(page, write=True)
+            return await self._runner.run(page, write=True)
+
+        total = 0
+        async for deleted in paging.pages(sweep):
             total += deleted
-            if start_after is None:
-                return total
+        return total
 
     async def _run_batch(self, ops: list[Op]) -> list[Result]:
         puts = dedupe_puts([check_op(op) for op in ops])

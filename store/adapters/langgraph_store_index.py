@@ -45,7 +45,7 @@ from typing import Any
 
 from .. import adapter_keys, keys
 from ..blob import Capabilities
-from ..blob_ops import Op, delete_many, get, list_keys, put, scan
+from ..blob_ops import BlobInfo, Entry, Op, delete_many, each_batch, get, list_keys, put, scan
 from ..errors import MemoryCorruptError
 from .langgraph_store_records import Record, decode_record, encode_record, expired
 
@@ -178,9 +178,8 @@ def namespaces_under(prefix: tuple[str, ...]) -> Generator[Op, Any, dict[tuple[s
     """Every namespace the directory lists under ``prefix`` -> its TTL flag."""
     found: dict[tuple[str, ...], bool] = {}
     flagged: set[tuple[str, ...]] = set()
-    start_after: str | None = None
-    while True:
-        page = yield from list_keys(directory_prefix(prefix), start_after=start_after, limit=1000)
+
+    def take(page: list[BlobInfo]) -> None:
         for info in page:
             parsed = parse_directory_key(info.key)
             if parsed is None:
@@ -190,22 +189,19 @@ def namespaces_under(prefix: tuple[str, ...]) -> Generator[Op, Any, dict[tuple[s
                 flagged.add(namespace)
             else:
                 found[namespace] = False
-        if len(page) < 1000:
-            return {namespace: namespace in flagged for namespace in found}
-        start_after = page[-1].key
+
+    yield from each_batch(directory_prefix(prefix), take, size=1000)
+    return {namespace: namespace in flagged for namespace in found}
 
 
 def has_live_item(namespace: tuple[str, ...], now: int) -> Generator[Op, Any, bool]:
     """Whether ``namespace`` holds an item that has not expired (reading its
     items until one is found: only for namespaces the directory cannot vouch for)."""
-    start_after: str | None = None
-    while True:
-        page = yield from scan(items_prefix(namespace), start_after=start_after, limit=PROBE)
-        if any(not expired(decode_record(e.key, e.data), now) for e in page):
-            return True
-        if len(page) < PROBE:
-            return False
-        start_after = page[-1].key
+
+    def live(page: list[Entry]) -> bool:
+        return any(not expired(decode_record(e.key, e.data), now) for e in page)
+
+    return (yield from each_batch(items_prefix(namespace), live, size=PROBE, values=True))
 
 
 # --- building ------------------------------------------------------------------

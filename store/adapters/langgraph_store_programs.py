@@ -30,7 +30,7 @@ from langgraph.store.base import (
 
 from .. import adapter_keys
 from ..blob import TRANSACTIONAL, Capabilities
-from ..blob_ops import Entry, delete, delete_many, get, put, scan
+from ..blob_ops import Entry, delete, delete_many, each_batch, get, put, scan
 from ..blob_ops import Op as BlobOp
 from ..errors import MemoryCorruptError, PreconditionFailedError
 from . import langgraph_store_index as index
@@ -85,13 +85,8 @@ class BatchPlan:
 
 def _scan_all(prefix: str) -> Generator[BlobOp, Any, list[Entry]]:
     entries: list[Entry] = []
-    start_after: str | None = None
-    while True:
-        page = yield from scan(prefix, start_after=start_after, limit=PAGE)
-        entries.extend(page)
-        if len(page) < PAGE:
-            return entries
-        start_after = page[-1].key
+    yield from each_batch(prefix, entries.extend, size=PAGE, values=True)
+    return entries
 
 
 def batch(plan: BatchPlan) -> Generator[BlobOp, Any, tuple[list[Result], list[str]]]:

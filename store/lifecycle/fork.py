@@ -66,14 +66,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from .. import keys, names, validate
+from .. import keys, names, paging, validate
 from ..adapters import langgraph_checkpoint_programs as checkpoints
 from ..blob import Capabilities
-from ..blob_ops import Op, Program, get, list_keys, put, segments_under
+from ..blob_ops import BlobInfo, Op, Program, each_batch, get, list_keys, put, segments_under
 from ..clock import IdSource
 from ..codec import ConversationRecord, encode_json, pending_append
 from ..errors import (
@@ -270,6 +270,10 @@ def _copy_state(
     return None if last or not entries else entries[-1].key
 
 
+#: A unit that copies one page of keys (:func:`_copy_aliases`, :func:`_copy_state`).
+CopyPage = Callable[[str, str, _Plan, str, str, str | None], Program[str | None]]
+
+
 def _copy_checkpoints(
     source_id: str, new_id: str, plan: _Plan, etag: str, namespace: str, before: str | None
 ) -> Program[str | None]:
@@ -338,15 +342,16 @@ def _visible_up_to(
     low = record.cleared_below
     start = keys.message_key(cid, low - 1, record.generation) if low else None
     count, last = 0, -1
-    while True:
-        infos = yield from list_keys(prefix, start_after=start, end_before=end, limit=_COUNT_PAGE)
+
+    def tally(infos: list[BlobInfo]) -> None:
+        nonlocal count, last
         for info in infos:
             seq = keys.seq_from_message_key(info.key)
             if record.visible(seq):
                 count, last = count + 1, seq
-        if len(infos) < _COUNT_PAGE:
-            return count, last
-        start = infos[-1].key
+
+    yield from each_batch(prefix, tally, size=_COUNT_PAGE, start_after=start, end_before=end)
+    return count, last
 
 
 def _abandon(new_id: str, gen: str, etag: str) -> Program[None]:
@@ -370,29 +375,34 @@ async def _attempt(
     plan = await runner.run(lambda: _plan(source_id, new_id, up_to, caps), write=False)
     gen, etag = await runner.run(lambda: _reserve(new_id, plan, runner.ids), write=True)
     try:
+
+        async def copy_messages(after: int | None) -> tuple[int, int | None]:
+            first = plan.source.cleared_below - 1 if after is None else after
+            page = functools.partial(_copy_messages, source_id, new_id, plan, gen, etag, first)
+            return await runner.run(page, write=True)
+
         copied = 0
-        after: int | None = plan.source.cleared_below - 1
-        while after is not None:
-            page = functools.partial(_copy_messages, source_id, new_id, plan, gen, etag, after)
-            count, after = await runner.run(page, write=True)
+        async for count in paging.pages(copy_messages):
             copied += count
         for copy in (_copy_aliases, _copy_state):
-            key_after: str | None = None
-            while True:
+
+            async def copy_keys(key_after: str | None, copy: CopyPage = copy) -> str | None:
                 unit = functools.partial(copy, source_id, new_id, plan, gen, etag, key_after)
-                key_after = await runner.run(unit, write=True)
-                if key_after is None:
-                    break
+                return await runner.run(unit, write=True)
+
+            await paging.run_pages(copy_keys)
         spaces = await runner.run(lambda: checkpoints.namespaces(source_id), write=False)
         for namespace in spaces:
-            before: str | None = None
-            while True:
+
+            async def copy_checkpoints(
+                before: str | None, namespace: str = namespace
+            ) -> str | None:
                 unit = functools.partial(
                     _copy_checkpoints, source_id, new_id, plan, etag, namespace, before
                 )
-                before = await runner.run(unit, write=True)
-                if before is None:
-                    break
+                return await runner.run(unit, write=True)
+
+            await paging.run_pages(copy_checkpoints)
         now = runner.clock()
         commit = functools.partial(_commit, source_id, new_id, plan, gen, etag, copied, now)
         try:

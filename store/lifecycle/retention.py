@@ -20,7 +20,9 @@ in no index and are not found.
 
 **Deleting, and the race with writers.** Each conversation is judged and
 deleted by one program, so the delete is conditional on nothing having been
-written since the judgment:
+written since the judgment; the deletion is the store's own
+(:func:`makers_store.programs.delete_if_unchanged`: ``delete_conversation``'s
+commit, walk over linked conversations and removal, with that precondition):
 
 * On a transactional backend (memory, SQLite, PostgreSQL) judgment and
   delete are one unit of work. SQLite runs write units one at a time;
@@ -76,13 +78,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter_keys, keys, names, validate
+from .. import adapter_keys, keys, names, paging, validate
 from ..blob_ops import (
-    BlobInfo,
     Op,
     Program,
     delete,
-    delete_many,
     get,
     get_many,
     list_keys,
@@ -91,7 +91,7 @@ from ..blob_ops import (
 from ..codec import ConversationRecord
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
 from ..models import fields_dict
-from ..programs import delete_conversation, delete_range, owned_index_keys, save_meta
+from ..programs import all_keys, delete_if_unchanged, delete_range, linked_segments
 from .activity import last_write
 
 if TYPE_CHECKING:
@@ -204,11 +204,6 @@ def _claude_last_write(segment: str) -> Generator[Op, Any, int]:
     return newest
 
 
-def _linked_segments(cid: str) -> Generator[Op, Any, list[str]]:
-    links = yield from list_keys(keys.links_prefix(cid))
-    return [keys.linked_segment(info.key) for info in links]
-
-
 def _idle(
     cid: str, record: ConversationRecord, cutoff: int, listed: list[str] | None = None
 ) -> Generator[Op, Any, bool]:
@@ -224,24 +219,10 @@ def _idle(
             return True
     elif not (yield from list_keys(adapters, limit=1)):
         return True  # no framework data, no links: one listing says so
-    for segment in [keys.id_segment(cid), *(yield from _linked_segments(cid))]:
+    for segment in [keys.id_segment(cid), *(yield from linked_segments(cid))]:
         if (yield from _claude_last_write(segment)) >= cutoff:
             return False
     return True
-
-
-def _all_keys(cid: str) -> Generator[Op, Any, list[BlobInfo]]:
-    """Every key under the conversation's prefix (meta included)."""
-    listed: list[BlobInfo] = []
-    start_after: str | None = None
-    while True:
-        page = yield from list_keys(
-            keys.conversation_prefix(cid), start_after=start_after, limit=KEY_PAGE
-        )
-        listed.extend(page)
-        if len(page) < KEY_PAGE:
-            return listed
-        start_after = page[-1].key
 
 
 # --- the prune of a batch of conversations --------------------------------------
@@ -256,9 +237,11 @@ def prune_batch(
     planned: frozenset[str] | None = None,
 ) -> Program[None]:
     """Judge each conversation of ``found`` (its meta key, and the index
-    entry that led here, if one did) and delete the idle ones (see the
-    module docstring for the two ways); ``tally`` collects what was deleted
-    or, with ``dry_run``, would be. With ``planned``, only those
+    entry that led here, if one did) and delete the idle ones through the
+    store's one deletion program, on the condition that nothing was written
+    since the judgment (:func:`~makers_store.programs.delete_if_unchanged`;
+    the module docstring says why that suffices); ``tally`` collects what was
+    deleted or, with ``dry_run``, would be. With ``planned``, only those
     conversations are judged; entries without meta are deleted either way."""
     metas = yield from get_many(meta_key for meta_key, _ in found)  # one read for the batch
     for (_, entry_key), blob in zip(found, metas, strict=True):
@@ -275,91 +258,31 @@ def prune_batch(
             continue
         if cid in tally.deleted:
             if not atomic and not record.live:  # an earlier attempt's commit: finish it
-                yield from _remove_committed(cid, record, blob.etag)
+                yield from delete_if_unchanged(cid, record, blob.etag, atomic=False)
             continue
         if not record.live:
             # Deleted already (a prune or delete cut short): finish the removal.
             tally.deleted[cid] = record.message_count
             if not dry_run:
-                if atomic:
-                    yield from delete_conversation(cid)
-                else:
-                    yield from _remove_committed(cid, record, blob.etag)
+                yield from delete_if_unchanged(cid, record, blob.etag, atomic=atomic)
             continue
         if last_write(record) >= cutoff:
             tally.kept.add(cid)
             continue
         # In one transaction the keys listed now are the keys deleted below.
-        listed = None if dry_run or not atomic else [i.key for i in (yield from _all_keys(cid))]
+        listed = None
+        if atomic and not dry_run:
+            listed = [i.key for i in (yield from all_keys(keys.conversation_prefix(cid)))]
         if not (yield from _idle(cid, record, cutoff, listed)):
             tally.kept.add(cid)
             continue
+        if not dry_run and not (
+            yield from delete_if_unchanged(cid, record, blob.etag, atomic=atomic, listed=listed)
+        ):
+            tally.kept.add(cid)  # written since the judgment: kept, untouched
+            continue
         tally.kept.discard(cid)
-        if listed is not None:
-            yield from _remove_in_unit(cid, record, listed)
-            tally.deleted[cid] = record.message_count
-        elif dry_run:
-            tally.deleted[cid] = record.message_count
-        else:
-            record.mark_deleting()
-            try:  # the commit: only if nothing was written since the judgment
-                committed = yield from save_meta(cid, record, blob.etag)
-            except PreconditionFailedError:
-                tally.kept.add(cid)
-                continue
-            tally.deleted[cid] = record.message_count
-            yield from _remove_committed(cid, record, committed)
-
-
-def _remove_in_unit(
-    cid: str, record: ConversationRecord, listed: list[str]
-) -> Generator[Op, Any, None]:
-    """Remove a live conversation whose keys are ``listed``, inside the one
-    transaction they were listed in, which no reader sees half done: what
-    ``delete_conversation`` removes (linked conversations first), without
-    committing an intent to meta first."""
-    links = keys.links_prefix(cid)
-    for key in listed:
-        if key.startswith(links):
-            other = yield from names.resolve(keys.id_segment(cid), keys.linked_segment(key))
-            if other != cid:
-                yield from delete_conversation(other, frozenset({cid}))
-    yield from delete_many([*listed, *owned_index_keys(cid, record)])
-
-
-def _remove_committed(
-    cid: str, record: ConversationRecord, committed: str
-) -> Generator[Op, Any, None]:
-    """Remove a conversation whose deletion is committed in meta (etag
-    ``committed``) without deleting anything written after that commit: a
-    writer that meanwhile finished the deletion itself and started a new
-    conversation under the id (see the module docstring)."""
-    for segment in (yield from _linked_segments(cid)):
-        other = yield from names.resolve(keys.id_segment(cid), segment)
-        if other != cid:
-            yield from delete_conversation(other, frozenset({cid}))
-    meta_key = keys.meta_key(cid)
-    listed = [info for info in (yield from _all_keys(cid)) if info.key != meta_key]
-    current = yield from get(meta_key)
-    if current is None or current.etag != committed:
-        return  # another writer finished the removal; what is there now is theirs
-    for info in listed:
-        try:
-            yield from delete(info.key, if_match=info.etag)
-        except PreconditionFailedError:
-            pass  # gone already, or rewritten by a new conversation's writer
-    # The index entries are at meta's positions (a new conversation's own are
-    # at later ones): the per-user ones go first, then meta, then the recency
-    # index's, so a removal cut short anywhere leaves either meta (marked
-    # deleting, with its recency entry) or a recency entry alone, and either
-    # leads the next prune here to finish.
-    entries = owned_index_keys(cid, record)
-    yield from delete_many(key for key in entries if not key.startswith(keys.INDEX_ALL))
-    try:
-        yield from delete(meta_key, if_match=committed)
-    except PreconditionFailedError:
-        pass
-    yield from delete_many(key for key in entries if key.startswith(keys.INDEX_ALL))
+        tally.deleted[cid] = record.message_count
 
 
 # --- finding candidates ---------------------------------------------------------
@@ -373,7 +296,7 @@ def older_than(cutoff: int, uid: str | None) -> str:
     return f"{keys.index_prefix(uid)}{keys.rank(cutoff)}\x7f"
 
 
-def candidates(uid: str | None, start_after: str, limit: int) -> Program[list[str]]:
+def candidates(uid: str | None, start_after: str | None, limit: int) -> Program[list[str]]:
     """Index entries older than the cutoff, as the keys of their metas, in
     index order (newest first)."""
     prefix = keys.index_prefix(uid)
@@ -441,11 +364,15 @@ async def prune_conversations(
     chosen = None if planned is None else frozenset(planned)
     seen: set[str] = set()
     prefix = keys.index_prefix(uid)
-    position = older_than(cutoff, uid)
-    while True:
-        entries = await runner.run(
-            functools.partial(candidates, uid, position, INDEX_PAGE), write=False
-        )
+
+    async def read(position: str | None) -> tuple[list[str], str | None]:
+        listing = functools.partial(candidates, uid, position, INDEX_PAGE)
+        entries = await runner.run(listing, write=False)
+        # Deleting removes the entries listed; listing on from the last one
+        # listed skips the kept ones and reaches the rest.
+        return entries, paging.after_full(entries, INDEX_PAGE, lambda entry: entry)
+
+    async for entries in paging.pages(read, older_than(cutoff, uid)):
         fresh: list[tuple[str, str | None]] = []
         for entry in entries:
             meta_key = _meta_key_of_entry(prefix, entry)
@@ -453,11 +380,6 @@ async def prune_conversations(
                 seen.add(meta_key)
                 fresh.append((meta_key, entry))
         await run(fresh)
-        if len(entries) < INDEX_PAGE:
-            break
-        # Deleting removed the entries listed; listing on from the last
-        # one listed skips the kept ones and reaches the rest.
-        position = entries[-1]
     if planned is not None:  # those the walk did not meet (their entry moved or is missing)
         rest = [keys.meta_key(cid) for cid in dict.fromkeys(planned)]
         await run([(meta_key, None) for meta_key in rest if meta_key not in seen])

@@ -8,9 +8,11 @@ scripted model or a hand-written tool call, and checks the files on disk.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import sys
+import threading
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
@@ -22,8 +24,9 @@ from makers_store.emulator.runtime.tools import (
     ToolArgumentError,
     Workspace,
     build_toolkit,
+    shapes,
 )
-from makers_store.emulator.runtime.tools.catalog import SPECS
+from makers_store.emulator.runtime.tools.catalog import SPECS, SPECS_BY_NAME, ToolRunner
 from makers_store.emulator.runtime.tools.shapes import LocalTool
 from makers_store.emulator.runtime.tools.toolkit import Toolkit
 from makers_store.errors import MissingExtraError
@@ -247,6 +250,31 @@ def test_to_crewai_tools_subclasses_the_injected_base(workspace: Workspace) -> N
     assert json.loads(read.run(path="/crew.txt"))["content"] == "crew"
     assert len(ctx_tools.toCrewAITools(CrewStyleBaseTool)) == 14
     assert all(isinstance(t, LocalTool) for t in ctx_tools.all())
+
+
+class ThreadNoting(ToolRunner):
+    """The real runner, noting the thread each run happens on."""
+
+    threads: list[str]
+
+    async def run(self, name: str, raw_arguments: Any = None) -> Any:
+        self.threads.append(threading.current_thread().name)
+        return await super().run(name, raw_arguments)
+
+
+def test_sync_shapes_run_tools_through_the_stores_one_sync_bridge(workspace: Workspace) -> None:
+    # CrewAI's _run, called from a plain thread and from inside a running loop:
+    # both hand the run to the store's Portal thread (no loop of their own).
+    runner = ThreadNoting(workspace, {}, enabled=True)
+    runner.threads = []
+    write = shapes.crewai_tool(SPECS_BY_NAME["files_write"], runner, CrewStyleBaseTool)
+    assert json.loads(write.run(path="/s.txt", content="s"))["bytesWritten"] == 1
+
+    async def inside_a_loop() -> Any:
+        return write.run(path="/s.txt", content="ss")
+
+    assert json.loads(asyncio.run(inside_a_loop()))["bytesWritten"] == 2
+    assert runner.threads == ["makers-store-portal"] * 2
 
 
 # --- no framework: the starter template's generic reading ---------------------------

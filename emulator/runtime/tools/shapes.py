@@ -7,32 +7,32 @@ when their shape is asked for, with an error naming the extra to install.
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-from collections.abc import Callable, Coroutine, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Coroutine, Mapping
 from typing import Any, TypeVar
 
+from makers_store import Portal
 from makers_store.errors import missing_extra
 
 from .catalog import ToolRunner, ToolSpec
 
 _T = TypeVar("_T")
 
+#: The loop that synchronous callers' tool runs are handed to: the store's
+#: one sync bridge (the public :class:`makers_store.Portal`, as the sync
+#: facade uses), one thread for the process, started on the first such call.
+_SYNC_PORTAL = Portal()
 
-def run_sync(make: Callable[[], Coroutine[Any, Any, _T]]) -> _T:
+
+def run_sync(run: Coroutine[Any, Any, _T]) -> _T:
     """Run a tool from a synchronous caller (LangChain ``invoke``, CrewAI ``_run``).
 
-    Inside a running event loop the coroutine gets a loop of its own in a
-    helper thread: the caller chose to block, and asyncio cannot nest loops.
+    The caller waits while the portal's loop runs it, so the caller's thread
+    may run an event loop of its own (asyncio cannot nest loops), and Ctrl-C
+    cancels the tool as it cancels a sync store call.
     """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(make())
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="makers-tool") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
+    return _SYNC_PORTAL.call(run)
 
 
 def result_text(result: Any) -> str:
@@ -100,7 +100,7 @@ def _callables(spec: ToolSpec, runner: ToolRunner) -> tuple[Any, Any]:
         return await runner.run(spec.name, kwargs)
 
     def func(**kwargs: Any) -> Any:
-        return run_sync(lambda: runner.run(spec.name, kwargs))
+        return run_sync(runner.run(spec.name, kwargs))
 
     coroutine.__name__ = func.__name__ = spec.name
     return func, coroutine
@@ -172,7 +172,7 @@ def crewai_tool(spec: ToolSpec, runner: ToolRunner, base_tool: type) -> Any:
 
     def _run(self: Any, **kwargs: Any) -> str:
         given = {key: value for key, value in kwargs.items() if value is not None}
-        return result_text(run_sync(lambda: runner.run(spec.name, given)))
+        return result_text(run_sync(runner.run(spec.name, given)))
 
     async def _arun(self: Any, **kwargs: Any) -> str:
         given = {key: value for key, value in kwargs.items() if value is not None}
