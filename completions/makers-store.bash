@@ -62,7 +62,7 @@ _makers_store_options() {
         "blob ls") echo '--limit -n --format --json --store --debug -h --help' ;;
         "blob get") echo '--raw --json --store --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
-        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --debug -h --help' ;;
+        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --seed --debug -h --help' ;;
         "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
     esac
@@ -198,6 +198,7 @@ _makers_store_value() {
         "serve|--store") echo 'file' ;;
         "serve|--instances") echo 'any' ;;
         "serve|--recycle-every") echo 'any' ;;
+        "serve|--seed") echo 'file' ;;
         "chat|--conversation") echo 'any' ;;
         "chat|-c") echo 'any' ;;
         "chat|--url") echo 'any' ;;

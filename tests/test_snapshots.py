@@ -155,3 +155,14 @@ def test_the_blocking_api(tmp_path: Path) -> None:
         store.admin.reset()
         assert store.admin.reset(to="s") == info
         assert store.get_messages("c")[0].content == "hi"
+
+
+async def test_the_seed_init_writes_loads(tmp_path: Path) -> None:
+    from makers_store.emulator.runtime.project.templates import FILES
+
+    (tmp_path / "welcome.jsonl").write_text(FILES["seeds/welcome.jsonl"], encoding="utf-8")
+    async with makers_store.open_store("memory://") as store:
+        counts = await store.admin.seed(tmp_path / "welcome.jsonl")
+        assert (counts.conversations, counts.messages) == (1, 2)
+        messages = await store.get_messages("welcome")
+        assert [m.message_id for m in messages] == ["welcome-1", "welcome-2"]
