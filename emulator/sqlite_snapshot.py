@@ -56,7 +56,7 @@ def save_copy(file: SqliteFile, destination: Path) -> None:
                 shutil.copyfile(wal, f"{destination}-wal")
         finally:
             rollback(conn)
-    except sqlite3.Error as exc:
+    except (OSError, sqlite3.Error) as exc:  # a full disk, among others
         raise BackendError(f"SQLite store {file.path}: copying to {destination}: {exc}") from exc
     finally:
         conn.close()
@@ -66,7 +66,7 @@ def save_copy(file: SqliteFile, destination: Path) -> None:
             copy.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             copy.close()  # the last connection: the empty WAL is removed
-    except sqlite3.Error as exc:
+    except (OSError, sqlite3.Error) as exc:
         raise BackendError(f"{destination}: {exc}") from exc
 
 

@@ -65,6 +65,7 @@ from .adapter_keys import LANGGRAPH_INDEX_VERSION
 from .blob_ops import delete as delete_blob
 from .blob_ops import get, put
 from .errors import (
+    BackendError,
     MemoryConflictError,
     MemoryCorruptError,
     MemoryNotFoundError,
@@ -187,14 +188,18 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
 @contextlib.contextmanager
 def _temporary_database(directory: Path, name: str) -> Iterator[Path]:
     """A path for a new database file in ``directory``, removed with its
-    companions however the block ends (it is renamed away on success)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    remove_abandoned(directory)
-    temp = _temporary(directory, name)
+    companions however the block ends (it is renamed away on success).
+    Errors of the file system (a full disk) are BackendErrors."""
     try:
-        yield temp
-    finally:
-        _unlink_database(temp)
+        directory.mkdir(parents=True, exist_ok=True)
+        remove_abandoned(directory)
+        temp = _temporary(directory, name)
+        try:
+            yield temp
+        finally:
+            _unlink_database(temp)
+    except OSError as exc:
+        raise BackendError(f"snapshot folder {directory}: {exc}") from exc
 
 
 def _open_file(path: Path) -> UnitRunner:
