@@ -31,6 +31,7 @@ from pathlib import Path
 from makers_store.errors import BackendError, MemoryValidationError
 
 from .sqlite_file import SqliteFile, rollback
+from .sqlite_vacuum import CHECKPOINT_WAIT_MS
 
 
 def _pragma(conn: sqlite3.Connection, name: str) -> int:
@@ -44,6 +45,7 @@ def save_copy(file: SqliteFile, destination: Path) -> None:
         return
     conn = file.connect(file.busy_timeout_ms)
     try:
+        _fold_wal(conn, file.busy_timeout_ms)  # the WAL to copy: what was written since
         # The write lock: nobody commits until the files are copied, so the
         # WAL neither grows nor starts over. A checkpoint may still copy WAL
         # frames into the database file meanwhile; every page it writes is
@@ -68,6 +70,17 @@ def save_copy(file: SqliteFile, destination: Path) -> None:
             copy.close()  # the last connection: the empty WAL is removed
     except (OSError, sqlite3.Error) as exc:
         raise BackendError(f"{destination}: {exc}") from exc
+
+
+def _fold_wal(conn: sqlite3.Connection, busy_timeout_ms: int) -> None:
+    """Copy the WAL into the database file and empty it, waiting at most
+    CHECKPOINT_WAIT_MS for other connections (else it is left for a later
+    checkpoint: correct either way, only bigger)."""
+    conn.execute(f"PRAGMA busy_timeout = {CHECKPOINT_WAIT_MS}")
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
 
 
 def _backup(file: SqliteFile, destination: Path) -> None:
@@ -108,7 +121,7 @@ def restore_copy(file: SqliteFile, source: Path) -> None:
         finally:
             snapshot.close()
         # Fold the restored pages into the file now, not in the next writer's commit.
-        target.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        _fold_wal(target, file.busy_timeout_ms)
     except sqlite3.Error as exc:
         raise BackendError(f"SQLite store {file.path}: restoring {source}: {exc}") from exc
     finally:

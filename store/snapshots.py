@@ -72,7 +72,7 @@ from .errors import (
     MemoryValidationError,
 )
 from .importer import import_jsonl, validate_jsonl
-from .inventory import store_counts
+from .inventory import iter_conversations, iter_user_ids
 from .models import fields_dict
 from .runner import UnitRunner
 from .transfer import TransferCounts
@@ -239,7 +239,13 @@ async def save(
                 report = await copy_store(runner, snapshot)
                 if report.langgraph_store_written:
                     await _index_langgraph_items(snapshot)
-            counts = (await store_counts(snapshot)).to_dict()
+            # the copy reaches the disk while it is counted (the manifest's
+            # pages are synced again below, a few)
+            synced = asyncio.create_task(asyncio.to_thread(_fsync, temp))
+            try:
+                counts = await _counts(snapshot)
+            finally:
+                await synced
             about = {
                 "format": MANIFEST_FORMAT,
                 "version": 1,
@@ -253,6 +259,18 @@ async def save(
             await snapshot.blobs.close()  # the last connection: SQLite folds its WAL into the file
         await asyncio.to_thread(_put_in_place, temp, target)
     return await read_info(target)
+
+
+async def _counts(runner: UnitRunner) -> dict[str, int]:
+    """What ``snapshot list`` shows: live conversations, their messages (from
+    each meta: one read per conversation, never one per message) and users."""
+    conversations = messages = users = 0
+    async for _, record in iter_conversations(runner):
+        if record is not None and record.live:
+            conversations, messages = conversations + 1, messages + record.message_count
+    async for _ in iter_user_ids(runner):
+        users += 1
+    return {"conversations": conversations, "messages": messages, "users": users}
 
 
 def _put_in_place(temp: Path, target: Path) -> None:

@@ -62,7 +62,7 @@ async def test_restore_gives_back_exactly_what_was_saved(backend: str, tmp_path:
             assert kind in before  # the store holds something of everything
         info = await store.admin.save_snapshot("base", directory=snaps)
         assert info.counts["conversations"] == 3 and info.counts["messages"] >= 6
-        assert info.counts["users"] == 3 and info.counts["adapter_blobs"] > 0
+        assert info.counts["users"] == 3
         await populate(store, tag="-later")  # more of everything, and changes
         await store.delete_conversation("c2")
         await store.append_message("c1", "user", "after the save")
