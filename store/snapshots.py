@@ -285,7 +285,7 @@ def _put_in_place(temp: Path, target: Path) -> None:
 
 def _size_of(path: Path) -> int:
     if not path.is_file():
-        raise MemoryNotFoundError(f"no snapshot {path.name.removesuffix(SUFFIX)!r} at {path}")
+        raise MemoryNotFoundError(f"snapshot {path.name.removesuffix(SUFFIX)!r} not found")
     return path.stat().st_size
 
 
@@ -418,7 +418,7 @@ def seed_files(path: str | os.PathLike[str]) -> list[Path]:
             raise MemoryNotFoundError(f"no .jsonl export files in the folder {given}")
         return files
     if not given.is_file():
-        raise MemoryNotFoundError(f"no seed file or folder at {given}")
+        raise MemoryNotFoundError(f"seed file or folder {str(given)!r} not found")
     return [given]
 
 

@@ -94,7 +94,7 @@ async def test_save_list_delete_and_names(tmp_path: Path) -> None:
         assert second.counts["messages"] == 2 and first.counts["messages"] == 1
         assert await store.admin.delete_snapshot("second") is True
         assert await store.admin.delete_snapshot("second") is False
-        with pytest.raises(MemoryNotFoundError, match="no snapshot 'second'"):
+        with pytest.raises(MemoryNotFoundError, match="snapshot 'second' not found"):
             await store.admin.restore_snapshot("second")
         for bad in ("", ".hidden", "a/b", "x.db", "é"):
             with pytest.raises(MemoryValidationError, match="snapshot name"):
