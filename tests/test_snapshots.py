@@ -52,7 +52,10 @@ async def exported(store: ContextStore) -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("backend", [b for b in BACKENDS if b in ("memory", "sqlite", "postgres")])
+ROUND_TRIP = [b for b in BACKENDS if b in ("memory", "stepwise", "sqlite", "postgres")]
+
+
+@pytest.mark.parametrize("backend", ROUND_TRIP)
 async def test_restore_gives_back_exactly_what_was_saved(backend: str, tmp_path: Path) -> None:
     snaps = tmp_path / "snaps"
     async with makers_store.open_store(backend_url(backend, tmp_path)) as store:
@@ -166,3 +169,47 @@ async def test_the_seed_init_writes_loads(tmp_path: Path) -> None:
         assert (counts.conversations, counts.messages) == (1, 2)
         messages = await store.get_messages("welcome")
         assert [m.message_id for m in messages] == ["welcome-1", "welcome-2"]
+
+
+WRITER = """
+import sys, makers_store
+with makers_store.open_sync_store(sys.argv[1]) as store:
+    print("writing", flush=True)
+    n = 0
+    while True:
+        store.append_messages(f"w{n % 40}", [{"role": "user", "content": "x" * 2000}] * 5)
+        n += 1
+"""
+
+
+def test_a_save_while_another_process_writes_is_the_store_of_one_moment(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    url = f"sqlite:///{tmp_path}/store.db"
+    with makers_store.open_sync_store(url) as store:
+        store.append_message("w0", "user", "start")
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, url], stdout=subprocess.PIPE, text=True
+        )
+        try:
+            assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+            saved = []
+            for n in range(3):
+                while store.admin.counts().messages < 50 * (n + 1):
+                    time.sleep(0.02)  # the writer is under way
+                saved.append(store.admin.save_snapshot(f"s{n}"))
+        finally:
+            writer.kill()
+            writer.communicate()
+    for info in saved:
+        with makers_store.open_sync_store(f"sqlite:///{info.path}") as snapshot:
+            assert snapshot.admin.check_index().ok
+            total = 0
+            for meta in snapshot.iter_conversations():
+                messages = list(snapshot.iter_messages(meta.conversation_id))
+                assert len(messages) == meta.message_count  # no append seen in half
+                total += len(messages)
+            assert total == info.counts["messages"] > 1
+    assert saved[0].counts["messages"] < saved[2].counts["messages"]
