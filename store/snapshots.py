@@ -277,7 +277,8 @@ def _put_in_place(temp: Path, target: Path) -> None:
     """The snapshot, whole on disk, takes the place of the one of its name."""
     _fsync(temp)
     os.replace(temp, target)
-    _fsync(target.parent, directory=True)
+    if os.name == "posix":  # the rename itself on disk (a folder cannot be opened elsewhere)
+        _fsync(target.parent, directory=True)
 
 
 # --- list, read, delete ----------------------------------------------------------

@@ -3,7 +3,7 @@ reset or seed killed with SIGKILL at a handful of moments, or stopped by a
 full disk (a file size limit, RLIMIT_FSIZE, in the child process), leaves the
 store and the previous snapshot as they were or the new state whole, and no
 temporary file once the next snapshot command ran. Real processes, a real
-SQLite store of about 8 MB."""
+SQLite store of about 4 MB."""
 
 from __future__ import annotations
 
@@ -122,11 +122,11 @@ def stores(tmp_path: Path) -> tuple[str, str, str]:
     """A store holding state B, its snapshots ``a`` (state A) and ``b`` (B),
     and the exports of A and B."""
     url = f"sqlite:///{tmp_path}/store.db"
-    fill(url, 120, "A")
+    fill(url, 60, "A")
     admin(url, "save_snapshot", "a")
     a = export(url)
     admin(url, "reset")
-    fill(url, 90, "B")
+    fill(url, 45, "B")
     admin(url, "save_snapshot", "b")
     b = export(url)
     assert a != b
@@ -187,14 +187,14 @@ def test_a_killed_seed_leaves_each_conversation_whole_and_a_rerun_finishes(
 ) -> None:
     url, a, _ = stores
     seed = tmp_path / "seed.jsonl"
-    seed.write_text(a, encoding="utf-8")  # A's 120 conversations replace B's 90 and add 30
+    seed.write_text(a, encoding="utf-8")  # A's 60 conversations replace B's 45 and add 15
     took = run_whole(url, "seed", str(seed))
     seeded = export(url)
     for point in KILL_POINTS[:3]:
         admin(url, "restore_snapshot", "b")
         kill_after(url, "seed", str(seed), took * point)
         lines = [json.loads(line) for line in export(url).splitlines()[1:]]
-        for n in range(120):  # each conversation is B's or the seed's (A's), whole
+        for n in range(60):  # each conversation is B's or the seed's (A's), whole
             mine = [line for line in lines if line.get("conversation_id") == f"c{n}"]
             tags = {line["content"].split()[0] for line in mine if line["type"] == "message"}
             tags |= {line["value"] for line in mine if line["type"] == "state"}
@@ -204,13 +204,13 @@ def test_a_killed_seed_leaves_each_conversation_whole_and_a_rerun_finishes(
 
 
 def test_a_full_disk_changes_nothing(stores: tuple[str, str, str]) -> None:
-    """The CLI, its files limited to 2 MB: a save (an 8 MB copy) and a restore
-    (8 MB through the WAL) fail with a clear error and change nothing."""
+    """The CLI, its files limited to 1 MB: a save (a 4 MB copy) and a restore
+    (4 MB through the WAL) fail with a clear error and change nothing."""
     url, a, b = stores
     folder = snapshots_dir(url)
 
     def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (2**21, 2**21))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (2**20, 2**20))
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
