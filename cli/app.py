@@ -486,6 +486,27 @@ COMMANDS: dict[str, Entry] = {
             "makers-store vacuum --json",
         ),
     ),
+    "snapshot": Entry("Store", _group("snapshot")),
+    "reset": Entry(
+        "Store",
+        _one(
+            "snapshot",
+            "reset_command",
+            "reset",
+            "makers-store reset --dry-run",
+            "makers-store reset --to before-bug --yes",
+        ),
+    ),
+    "seed": Entry(
+        "Store",
+        _one(
+            "snapshot",
+            "seed_command",
+            "seed",
+            "makers-store seed seeds/",
+            "makers-store --store sqlite:///test.db seed seeds/three.jsonl",
+        ),
+    ),
     "index": Entry("Store", _group("index")),
     "blob": Entry("Store", _group("blob")),
     "init": Entry("Local runtime", _one("serve", "init_command", "init", "makers-store init demo")),

@@ -158,6 +158,16 @@ def serve_command(
             "outputDirectory); only agents and cloud functions answer.",
         ),
     ] = False,
+    seed: Annotated[
+        Path | None,
+        typer.Option(
+            "--seed",
+            metavar="PATH",
+            help="Load these fixtures before serving (an export file, or a folder of them; "
+            "a relative path not found here is looked for in the project): their "
+            "conversations replace the ones with their ids, as makers-store seed does.",
+        ),
+    ] = None,
 ) -> None:
     """Run a Makers project's agents/ and cloud-functions/ locally, context injected."""
     _require_serve_extra()
@@ -180,11 +190,38 @@ def serve_command(
         )
     )
     listeners = server.listen(prepared)  # a port in use fails here, before the route table
+    if seed is not None:
+        in_project = prepared.project / seed
+        _seed(prepared.store.url, in_project if not seed.exists() and in_project.exists() else seed)
     for warning in prepared.warnings:
         warn(warning)
     _print_app(prepared, listeners.public.getsockname()[1])
     _print_routes(prepared.routes)
     server.run(prepared, listeners, on_routes=_print_routes)
+
+
+def _seed(url: str, path: Path) -> None:
+    """``serve --seed``: the fixtures, loaded into the served store before any
+    worker starts (a store inside one process cannot be seeded from here)."""
+    from makers_store import open_sync_store
+    from makers_store.errors import MemoryValidationError
+    from makers_store.factory import split_url
+
+    from .render import stdout
+    from .text import counted
+
+    if split_url(url)[0] == "memory":
+        raise MemoryValidationError(
+            "--seed needs a store the workers share: memory:// lives inside one worker; "
+            "use a sqlite:/// store (the default)"
+        )
+    with open_sync_store(url) as store:
+        counts = store.admin.seed(path)
+    stdout().print(
+        f"seeded {counted(counts.conversations, 'conversation')}, "
+        f"{counted(counts.messages, 'message')} from {path}",
+        whole=True,
+    )
 
 
 def init_command(

@@ -5,10 +5,11 @@
 
 _makers_store_commands() {
     case "$1" in
-        "") echo 'conv msg state info export import copy doctor prune vacuum index blob init serve chat studio' ;;
+        "") echo 'conv msg state info export import copy doctor prune vacuum snapshot reset seed index blob init serve chat studio' ;;
         "conv") echo 'list show fork update delete clear window summarize' ;;
         "msg") echo 'append list search show update delete tail' ;;
         "state") echo 'get set delete list' ;;
+        "snapshot") echo 'save list restore delete' ;;
         "index") echo 'ls check rebuild' ;;
         "blob") echo 'ls get' ;;
     esac
@@ -46,6 +47,13 @@ _makers_store_options() {
         "doctor") echo '--fix --dry-run --yes -y --json --store --debug -h --help' ;;
         "prune") echo '--idle-for --checkpoints --user -u --conversation -c --yes -y --dry-run --json --store --debug -h --help' ;;
         "vacuum") echo '--json --store --debug -h --help' ;;
+        "snapshot") echo '-h --help' ;;
+        "snapshot save") echo '--dir --yes -y --dry-run --json --store --debug -h --help' ;;
+        "snapshot list") echo '--dir --json --store --debug -h --help' ;;
+        "snapshot restore") echo '--dir --yes -y --dry-run --json --store --debug -h --help' ;;
+        "snapshot delete") echo '--dir --yes -y --dry-run --store --debug -h --help' ;;
+        "reset") echo '--to --dir --yes -y --dry-run --json --store --debug -h --help' ;;
+        "seed") echo '--json --store --debug -h --help' ;;
         "index") echo '-h --help' ;;
         "index ls") echo '--user -u --format --json --store --debug -h --help' ;;
         "index check") echo '--fix --json --store --debug -h --help' ;;
@@ -54,7 +62,7 @@ _makers_store_options() {
         "blob ls") echo '--limit -n --format --json --store --debug -h --help' ;;
         "blob get") echo '--raw --json --store --debug -h --help' ;;
         "init") echo '--force --store --debug -h --help' ;;
-        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --debug -h --help' ;;
+        "serve") echo '--host --port --store --instances --recycle-every --reload --sticky --no-tools --no-function-limits --no-frontend --seed --debug -h --help' ;;
         "chat") echo '--conversation -c --url --body-key --user -u --stop-route --store --debug -h --help' ;;
         "studio") echo '--store --host --port --open --debug -h --help' ;;
     esac
@@ -161,6 +169,18 @@ _makers_store_value() {
         "prune|-c") echo 'any' ;;
         "prune|--store") echo 'file' ;;
         "vacuum|--store") echo 'file' ;;
+        "snapshot save|--dir") echo 'file' ;;
+        "snapshot save|--store") echo 'file' ;;
+        "snapshot list|--dir") echo 'file' ;;
+        "snapshot list|--store") echo 'file' ;;
+        "snapshot restore|--dir") echo 'file' ;;
+        "snapshot restore|--store") echo 'file' ;;
+        "snapshot delete|--dir") echo 'file' ;;
+        "snapshot delete|--store") echo 'file' ;;
+        "reset|--to") echo 'any' ;;
+        "reset|--dir") echo 'file' ;;
+        "reset|--store") echo 'file' ;;
+        "seed|--store") echo 'file' ;;
         "index ls|--user") echo 'any' ;;
         "index ls|-u") echo 'any' ;;
         "index ls|--format") echo 'choices:table json jsonl csv tsv' ;;
@@ -178,6 +198,7 @@ _makers_store_value() {
         "serve|--store") echo 'file' ;;
         "serve|--instances") echo 'any' ;;
         "serve|--recycle-every") echo 'any' ;;
+        "serve|--seed") echo 'file' ;;
         "chat|--conversation") echo 'any' ;;
         "chat|-c") echo 'any' ;;
         "chat|--url") echo 'any' ;;
@@ -229,7 +250,7 @@ _makers_store() {
         return 0
     fi
     case "$cmdpath" in
-        "import" | "init" | "serve") COMPREPLY=($(compgen -f -- "$cur")) ;;
+        "import" | "seed" | "init" | "serve") COMPREPLY=($(compgen -f -- "$cur")) ;;
         "conv show" | "conv update" | "conv delete" | "conv clear" | "conv window" | "conv summarize" | "msg append" | "msg list" | "msg show" | "msg update" | "msg delete" | "msg tail" | "state get" | "state set" | "state delete" | "state list" | "doctor") COMPREPLY=($(COMP_WORDS="${COMP_WORDS[*]}" COMP_CWORD=$COMP_CWORD _MAKERS_STORE_COMPLETE=complete_bash makers-store 2>/dev/null)) ;;
     esac
     return 0

@@ -42,6 +42,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import timedelta
+from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +82,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .lifecycle.vacuum import VacuumReport
     from .search import MessageHit
+    from .snapshots import SnapshotInfo
     from .transfer import TransferCounts
 
 __all__ = ["SyncContextStore", "SyncStateStore", "SyncStoreAdmin"]

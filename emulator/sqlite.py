@@ -47,6 +47,7 @@ from makers_store.errors import BackendError, MemoryValidationError, StoreError
 from .sqlite_file import SqliteFile
 from .sqlite_inline import InlineConnection, Outcome
 from .sqlite_ops import BlobTable, begin
+from .sqlite_snapshot import restore_copy, save_copy
 from .sqlite_units import Unit
 from .sqlite_vacuum import file_bytes, space_facts, vacuum_file
 from .sqlite_watch import watch_data_version
@@ -181,6 +182,29 @@ class SqliteBlobStore(BlobStore):
         except asyncio.CancelledError:
             stop.set()
             raise
+
+    def home(self) -> Path:
+        return self.path.parent
+
+    async def save_file_copy(self, destination: Path) -> bool:
+        """SQLite's online backup of the store into ``destination``, on a
+        thread of its own (:mod:`.sqlite_snapshot`)."""
+        await self._ready_for_copy()
+        await asyncio.get_running_loop().run_in_executor(None, save_copy, self.file, destination)
+        return True
+
+    async def restore_file_copy(self, source: Path) -> bool:
+        """SQLite's online backup of ``source`` into the store, one write
+        transaction (:mod:`.sqlite_snapshot`)."""
+        await self._ready_for_copy()
+        await asyncio.get_running_loop().run_in_executor(None, restore_copy, self.file, source)
+        return True
+
+    async def _ready_for_copy(self) -> None:
+        if self._closed:
+            raise BackendError(f"SQLite store {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self._worker_connection)  # the schema
 
     def describe(self) -> dict[str, Any]:
         size = file_bytes(self.path)

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from .portal import Portal
     from .runner import UnitRunner
     from .search import MessageHit
+    from .snapshots import SnapshotInfo
     from .state_api import StateStore
     from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
     from .transfer import TransferCounts
@@ -90,6 +91,7 @@ _SOURCES = {
     ".portal": ("Portal",),
     ".runner": ("UnitRunner",),
     ".search": ("MessageHit",),
+    ".snapshots": ("SnapshotInfo",),
     ".state_api": ("StateStore",),
     ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
     ".transfer": ("TransferCounts",),
@@ -144,6 +146,7 @@ __all__ = [
     "PreconditionFailedError",
     "PruneReport",
     "RebuildSummary",
+    "SnapshotInfo",
     "StateOnlyConversation",
     "StateStore",
     "StoreAdmin",

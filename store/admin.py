@@ -22,9 +22,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import timedelta
+from os import PathLike
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import copying, importer, index_repair, inventory, paging, search, transfer, validate
+from . import (
+    copying,
+    importer,
+    index_repair,
+    inventory,
+    paging,
+    search,
+    snapshots,
+    transfer,
+    validate,
+)
 from .blob_ops import Blob, BlobInfo, get, list_keys
 from .copying import CopyReport
 from .errors import MemoryValidationError, MissingExtraError
@@ -38,6 +50,7 @@ from .lifecycle.vacuum import VacuumReport
 from .models import ConversationMeta
 from .runner import UnitRunner
 from .search import MessageHit
+from .snapshots import SnapshotInfo
 from .transfer import TransferCounts
 
 if TYPE_CHECKING:
@@ -347,6 +360,72 @@ class StoreAdmin:
         nothing to do and say so. Changes no data, and the store stays
         readable meanwhile (the rules: :mod:`makers_store.lifecycle.vacuum`)."""
         return await self._runner.blobs.vacuum()
+
+    # --- snapshots, reset, seed (:mod:`makers_store.snapshots`) ----------------
+
+    async def save_snapshot(
+        self, name: str, *, directory: str | PathLike[str] | None = None, replace: bool = False
+    ) -> SnapshotInfo:
+        """Save everything the store holds as the snapshot ``name`` (one file,
+        ``NAME.db``, in ``directory``, by default beside a SQLite store's file
+        in ``snapshots/``). SQLite: the store as of one commit, agents writing
+        meanwhile. A snapshot of that name is replaced only with ``replace``;
+        a save that fails leaves it as it was."""
+        source = self._store.location if self._store is not None else None
+        shown = source.display_url if source is not None else type(self._runner.blobs).__name__
+        return await snapshots.save(
+            self._runner, name, source=shown, directory=directory, replace=replace
+        )
+
+    async def list_snapshots(
+        self, *, directory: str | PathLike[str] | None = None
+    ) -> AsyncIterator[SnapshotInfo]:
+        """The snapshots in ``directory`` (else the default folder), newest first."""
+        async for info in snapshots.list_all(self._runner.blobs, directory):
+            yield info
+
+    def snapshot_folder(self, directory: str | PathLike[str] | None = None) -> Path:
+        """The folder of the snapshots: ``directory``, else the default one."""
+        return snapshots.folder(self._runner.blobs, directory)
+
+    async def snapshot_info(
+        self, name: str, *, directory: str | PathLike[str] | None = None
+    ) -> SnapshotInfo:
+        """What the snapshot ``name`` holds (MemoryNotFoundError when there is none)."""
+        path = snapshots.snapshot_path(self._runner.blobs, name, directory)
+        return await snapshots.read_info(path)
+
+    async def restore_snapshot(
+        self, name: str, *, directory: str | PathLike[str] | None = None
+    ) -> SnapshotInfo:
+        """Make the store hold exactly what the snapshot ``name`` holds
+        (what is not in it is deleted). SQLite: in one transaction, other
+        processes with the store open (``serve``) reading the restored store
+        from their next unit on."""
+        return await snapshots.restore(self._runner, name, directory=directory)
+
+    async def delete_snapshot(
+        self, name: str, *, directory: str | PathLike[str] | None = None
+    ) -> bool:
+        """Delete the snapshot ``name``; False when there was none."""
+        return snapshots.delete(self._runner.blobs, name, directory)
+
+    async def reset(
+        self, *, to: str | None = None, directory: str | PathLike[str] | None = None
+    ) -> SnapshotInfo | None:
+        """Delete everything the store holds, or, with ``to``, restore the
+        snapshot of that name (returned)."""
+        if to is not None:
+            return await snapshots.restore(self._runner, to, directory=directory)
+        await snapshots.reset(self._runner)
+        return None
+
+    async def seed(self, path: str | PathLike[str]) -> TransferCounts:
+        """Load seed fixtures: the export file ``path``, or every ``*.jsonl``
+        file of the folder ``path``, all validated before anything is
+        written; each conversation replaces the one with its id (running it
+        again changes nothing)."""
+        return await snapshots.seed(self._runner, path)
 
     # --- raw blobs -----------------------------------------------------------
 

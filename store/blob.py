@@ -25,6 +25,7 @@ import abc
 import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
 from .blob_ops import Blob, BlobInfo, Delete, Get, ListKeys, Op, Program, Put, single
@@ -105,6 +106,27 @@ class BlobStore(abc.ABC):
             note="nothing to do: this backend gives space back as it deletes",
             nothing_to_do=True,
         )
+
+    def home(self) -> Path | None:
+        """The folder holding the store's own files (a SQLite store's
+        database), where its snapshots go by default; None (this default):
+        the store has no files here (:mod:`makers_store.snapshots`)."""
+        return None
+
+    async def save_file_copy(self, destination: Path) -> bool:
+        """Write the whole store, as of one moment, into the new SQLite store
+        file ``destination`` (a snapshot) and return True; optional. This
+        default returns False, and the snapshot is made conversation by
+        conversation through the store's programs (``copy``): a backend that
+        can copy its file faster and consistently (SQLite) overrides it."""
+        return False
+
+    async def restore_file_copy(self, source: Path) -> bool:
+        """Replace everything the store holds by the SQLite store file
+        ``source`` (a snapshot) in one unit, readers seeing the old store or
+        the new one, and return True; optional. This default returns False:
+        the snapshot is then copied back conversation by conversation."""
+        return False
 
     async def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
         """Tell when blobs are written, by anyone (the feed of

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from datetime import timedelta
+from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +47,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .lifecycle.vacuum import VacuumReport
     from .search import MessageHit
+    from .snapshots import SnapshotInfo
     from .transfer import TransferCounts
 
 __all__ = ["SyncContextStore", "SyncStateStore", "SyncStoreAdmin"]
@@ -511,6 +514,49 @@ dead rows), reporting the size before and after; S3 and memory have
 nothing to do and say so. Changes no data, and the store stays
 readable meanwhile (the rules: :mod:`makers_store.lifecycle.vacuum`)."""
         return self._portal.call(self._async.vacuum())
+
+    def save_snapshot(self, name: str, *, directory: str | PathLike[str] | None=None, replace: bool=False) -> SnapshotInfo:
+        """Save everything the store holds as the snapshot ``name`` (one file,
+``NAME.db``, in ``directory``, by default beside a SQLite store's file
+in ``snapshots/``). SQLite: the store as of one commit, agents writing
+meanwhile. A snapshot of that name is replaced only with ``replace``;
+a save that fails leaves it as it was."""
+        return self._portal.call(self._async.save_snapshot(name, directory=directory, replace=replace))
+
+    def list_snapshots(self, *, directory: str | PathLike[str] | None=None) -> Generator[SnapshotInfo, None, None]:
+        """The snapshots in ``directory`` (else the default folder), newest first."""
+        return self._portal.iterate(self._async.list_snapshots(directory=directory))
+
+    def snapshot_folder(self, directory: str | PathLike[str] | None=None) -> Path:
+        """The folder of the snapshots: ``directory``, else the default one."""
+        return self._async.snapshot_folder(directory)
+
+    def snapshot_info(self, name: str, *, directory: str | PathLike[str] | None=None) -> SnapshotInfo:
+        """What the snapshot ``name`` holds (MemoryNotFoundError when there is none)."""
+        return self._portal.call(self._async.snapshot_info(name, directory=directory))
+
+    def restore_snapshot(self, name: str, *, directory: str | PathLike[str] | None=None) -> SnapshotInfo:
+        """Make the store hold exactly what the snapshot ``name`` holds
+(what is not in it is deleted). SQLite: in one transaction, other
+processes with the store open (``serve``) reading the restored store
+from their next unit on."""
+        return self._portal.call(self._async.restore_snapshot(name, directory=directory))
+
+    def delete_snapshot(self, name: str, *, directory: str | PathLike[str] | None=None) -> bool:
+        """Delete the snapshot ``name``; False when there was none."""
+        return self._portal.call(self._async.delete_snapshot(name, directory=directory))
+
+    def reset(self, *, to: str | None=None, directory: str | PathLike[str] | None=None) -> SnapshotInfo | None:
+        """Delete everything the store holds, or, with ``to``, restore the
+snapshot of that name (returned)."""
+        return self._portal.call(self._async.reset(to=to, directory=directory))
+
+    def seed(self, path: str | PathLike[str]) -> TransferCounts:
+        """Load seed fixtures: the export file ``path``, or every ``*.jsonl``
+file of the folder ``path``, all validated before anything is
+written; each conversation replaces the one with its id (running it
+again changes nothing)."""
+        return self._portal.call(self._async.seed(path))
 
     def list_blobs(self, prefix: str='', *, start_after: str | None=None, limit: int | None=None) -> Generator[BlobInfo, None, None]:
         """The raw blobs under ``prefix`` in key order (key, size, etag,

@@ -62,9 +62,10 @@ _LIST_BATCH = 500
 OUTSIDE_RANGES = (
     (None, "c/"),
     ("c/\U0010ffff", "i/"),
-    # the layout marker is the store's own: neither exported nor copied
-    ("i/\U0010ffff", keys.LAYOUT_KEY),
-    (keys.LAYOUT_KEY, None),
+    # ``v/`` is the store's own (the layout marker, a snapshot's manifest):
+    # neither exported nor copied
+    ("i/\U0010ffff", "v/"),
+    ("v/\U0010ffff", None),
 )
 
 

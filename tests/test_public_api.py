@@ -53,6 +53,7 @@ EXPORTED = [
     "PreconditionFailedError",
     "PruneReport",
     "RebuildSummary",
+    "SnapshotInfo",
     "StateOnlyConversation",
     "StateStore",
     "StoreAdmin",

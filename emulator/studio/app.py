@@ -26,7 +26,7 @@ from makers_store import (
     StoreError,
 )
 
-from . import actions, live, pages, serve_pages
+from . import actions, live, pages, rerun, serve_pages, snapshots_page
 from .config import Renderer, StudioConfig
 from .security import Guard
 
@@ -61,7 +61,9 @@ def create_app(config: StudioConfig) -> ASGIApp:
         *pages.routes(p, config, render),
         *actions.routes(p, config, render),
         *live.routes(p, config),
+        *snapshots_page.routes(p, config, render),
         *(serve_pages.routes(p, config, render) if config.under_serve else []),
+        *(rerun.routes(p, config, render) if config.under_serve else []),
         Mount(f"{p}/static", app=StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, exception_handlers={StoreError: error_handler(render)})

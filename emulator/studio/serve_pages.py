@@ -84,11 +84,14 @@ def fresh_conversation_id() -> str:
 
 def routes(p: str, config: StudioConfig, render: Renderer) -> list[Route]:
     async def playground(request: Request) -> Response:
+        query = request.query_params  # a re-run opens it with its route and body ready
         return render.page(
             request,
             "playground.html",
             routes=list(config.agent_routes),
-            cid=request.query_params.get("id") or fresh_conversation_id(),
+            cid=query.get("id") or fresh_conversation_id(),
+            route=query.get("route") or "",
+            body=query.get("body") or '{"message": "hello"}',
         )
 
     def shown_runs(request: Request) -> str:

@@ -73,6 +73,12 @@ NOT_FOUND: dict[str, tuple[tuple[str, ...], str] | None] = {
     "index rebuild": None,
     "blob ls": None,
     "blob get": (("blob", "get", "c/nope/meta"), "blob 'c/nope/meta' not found"),
+    "snapshot save": None,
+    "snapshot list": None,
+    "snapshot restore": (("snapshot", "restore", "nope", "--yes"), "snapshot 'nope' not found"),
+    "snapshot delete": (("snapshot", "delete", "nope", "--yes"), "snapshot 'nope' not found"),
+    "reset": (("reset", "--to", "nope", "--yes"), "snapshot 'nope' not found"),
+    "seed": (("seed", "nope.jsonl"), "seed file or folder 'nope.jsonl' not found"),
 }
 
 
@@ -196,6 +202,10 @@ def test_every_json_option_prints_json(one: str) -> None:
         "blob get": ("c/",),
         "import": None,
         "copy": None,
+        "snapshot save": ("s1",),
+        "snapshot restore": None,  # tests/cli/test_snapshot.py
+        "reset": None,
+        "seed": None,
     }
     for path, command in LEAVES.items():
         if "--json" not in {name for param in command.params for name in param.opts}:

@@ -47,6 +47,7 @@ def test_init_writes_a_project(tmp_path: Path) -> None:
         "cloud-functions/api/history.py",
         ".env.example",
         "README.md",
+        "seeds/welcome.jsonl",
     } <= files
     refused = cli("init", str(tmp_path / "app"))
     assert refused.returncode != 0
@@ -187,3 +188,37 @@ def test_init_project_calls_an_openai_compatible_gateway(tmp_path: Path) -> None
         ("assistant", "fake reply 2"),
         ("user", "streamed"),
     ]
+
+
+def test_seeded_serve_and_a_snapshot_restored_while_it_runs(tmp_path: Path) -> None:
+    """``serve --seed seeds/`` starts from init's seed conversation; a snapshot
+    saved and restored while serve runs is what its workers read next (issue 34)."""
+    project = tmp_path / "app"
+    init(project)
+    assert (project / "seeds" / "welcome.jsonl").is_file()
+    store = f"sqlite:///{tmp_path / 'store.db'}"
+    with serving(
+        project, tmp_path / "serve.log", "--store", store, "--instances", "2", "--seed", "seeds"
+    ) as server, server.client() as client:
+        assert "seeded 1 conversation, 2 messages from " in server.log()
+
+        def history() -> list[str]:
+            found = client.get("/api/history", params={"conversation_id": "welcome"}).json()
+            return [m["content"] for m in found["messages"]]
+
+        seeded = history()
+        assert seeded[0] == "What can you do?" and len(seeded) == 2
+        saved = cli("--store", store, "snapshot", "save", "seeded")
+        assert saved.returncode == 0, saved.stderr
+        assert chat(client, "/chat", "welcome", "hi").status_code == 200
+        assert chat(client, "/chat", "fresh", "hello").status_code == 200
+        assert len(history()) == 4
+        restored = cli("--store", store, "snapshot", "restore", "seeded", "--yes")
+        assert restored.returncode == 0, restored.stderr
+        for _ in range(2):  # both instances read the restored store
+            assert history() == seeded
+            assert client.get("/api/history", params={"conversation_id": "fresh"}).json()[
+                "messages"
+            ] == []
+        assert chat(client, "/chat", "welcome", "again").status_code == 200
+        assert history()[:2] == seeded and len(history()) == 4

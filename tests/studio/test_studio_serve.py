@@ -183,3 +183,36 @@ def test_failed_runs_are_not_ok_in_the_trace_file_or_the_traces_page(
     assert rows.filter(has_text=fine_run).count() == 0
     expect(rows.filter(has_text="/broken")).to_have_count(1)
     page.screenshot(path=artifacts / "traces-failed.png", full_page=True)
+
+
+def test_rerun_from_here_forks_before_the_turn_and_opens_the_playground(
+    page: Page, served: Server
+) -> None:
+    """Issue 34: "Re-run from here" on a user message forks the conversation
+    just before it and opens the Playground on the fork, that message ready."""
+    headers = {"makers-conversation-id": "rerun-1"}
+    for text in ("first question", "second question"):
+        turn = httpx.post(f"{served.base_url}/chat", json={"message": text}, headers=headers)
+        assert turn.status_code == 200
+    page.goto(studio_url(served, "/conversation?id=rerun-1"))
+    messages = page.locator("#messages .message")
+    expect(messages).to_have_count(4)
+    expect(messages.nth(1).locator('button[data-action="rerun"]')).to_have_count(0)  # a reply
+    messages.nth(2).locator('button[data-action="rerun"]').click()
+    page.wait_for_url(re.compile(r".*/playground\?id=rerun-1-rerun-"))
+    fork = page.locator("input[name=cid]").input_value()
+    assert fork.startswith("rerun-1-rerun-")
+    expect(page.locator("select[name=route]")).to_have_value("/chat")
+    assert json.loads(page.locator("textarea[name=body]").input_value()) == {
+        "message": "second question"
+    }
+    history = httpx.get(f"{served.base_url}/api/history", params={"conversation_id": fork})
+    first_turn = [m["content"] for m in history.json()["messages"]]
+    assert len(first_turn) == 2 and first_turn[0] == "first question"  # the fork ends before
+    page.click("#playground button[type=submit]")
+    expect(page.locator("#run-status")).to_contain_text("done")
+    replayed = httpx.get(f"{served.base_url}/api/history", params={"conversation_id": fork})
+    contents = [m["content"] for m in replayed.json()["messages"]]
+    assert contents[2] == "second question" and len(contents) == 4
+    original = httpx.get(f"{served.base_url}/api/history", params={"conversation_id": "rerun-1"})
+    assert len(original.json()["messages"]) == 4  # untouched

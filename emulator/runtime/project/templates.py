@@ -8,6 +8,8 @@ a deterministic echo model answers; with them, any OpenAI-compatible
 
 from __future__ import annotations
 
+import json
+
 MODEL = '''"""The model the agents talk to.
 
 With AI_GATEWAY_BASE_URL and AI_GATEWAY_API_KEY set (environment or .env),
@@ -334,6 +336,8 @@ a streaming agent you can stop, and a cloud function listing history.
     curl -s localhost:8088/chat/stop -d '{{"conversation_id": "demo"}}'
     curl -s 'localhost:8088/api/history?conversation_id=demo'
     makers-store serve --instances 4   # each turn on another instance: memory still holds
+    makers-store serve --seed seeds/   # every run starts with the conversations of seeds/
+    makers-store snapshot save good    # later: makers-store snapshot restore good
 
 | file | route |
 |---|---|
@@ -342,10 +346,31 @@ a streaming agent you can stop, and a cloud function listing history.
 | agents/chat/stop.py | POST /chat/stop |
 | agents/chat/_memory.py, agents/_model.py | private modules (never routed) |
 | cloud-functions/api/history.py | GET /api/history |
+| seeds/welcome.jsonl | a seed conversation, `welcome` (`makers-store export` writes more) |
 
 Set AI_GATEWAY_BASE_URL and AI_GATEWAY_API_KEY (see .env.example) to use any
 OpenAI-compatible model instead of the built-in echo model.
 """
+
+#: ``seeds/welcome.jsonl``: one conversation as ``makers-store export`` writes
+#: it, with the caller's message ids (seeding it again changes nothing).
+SEED = "".join(
+    json.dumps(record, separators=(",", ":")) + "\n"
+    for record in (
+        {"type": "header", "format": "makers-store-export", "version": 1},
+        {"type": "conversation", "conversation_id": "welcome", "created_at": 1796400001000,
+         "last_message_at": 1796400002000, "message_count": 2,
+         "metadata": {"title": "Welcome (a seed fixture)"}, "user_ids": ["demo-user"],
+         "next_seq": 2},
+        {"type": "message", "conversation_id": "welcome", "message_id": "welcome-1",
+         "role": "user", "content": "What can you do?", "created_at": 1796400001000,
+         "metadata": None, "seq": 0},
+        {"type": "message", "conversation_id": "welcome", "message_id": "welcome-2",
+         "role": "assistant", "content": "I remember what was said here. Ask me something: "
+         "this conversation is back as it was on every run.", "created_at": 1796400002000,
+         "metadata": None, "seq": 1},
+    )
+)  # fmt: skip
 
 FILES: dict[str, str] = {
     "agents/_model.py": MODEL,
@@ -357,4 +382,5 @@ FILES: dict[str, str] = {
     ".env.example": ENV_EXAMPLE,
     ".gitignore": GITIGNORE,
     "README.md": README,
+    "seeds/welcome.jsonl": SEED,
 }

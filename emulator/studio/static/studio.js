@@ -334,6 +334,27 @@
       location.href = `${BASE}/conversation?id=${encodeURIComponent(answer.id)}`;
       return "forked";
     },
+    "rerun": async (el) => {
+      // fork just before this turn, then replay it from the Playground
+      const answer = await post("/api/rerun", { id: cid, message_id: el.dataset.message });
+      const query = new URLSearchParams({ id: answer.id, body: answer.body });
+      if (answer.route) query.set("route", answer.route);
+      location.href = `${BASE}/playground?${query}`;
+      return answer.forked ? "forked" : "a fresh conversation";
+    },
+    "snapshot-save": async (form) => {
+      const name = form.elements.name.value;
+      const exists = Array.from(document.querySelectorAll("tr[data-snapshot]")).some((row) => row.dataset.snapshot === name);
+      if (exists && !(await ask(`Snapshot ${name} exists: replace it with the store as it is now?`))) return "save cancelled";
+      await post("/api/snapshot-save", { name, replace: exists });
+      await refreshSnapshots();
+      return `snapshot ${name} saved`;
+    },
+    "snapshot-restore": async (el) => {
+      await post("/api/snapshot-restore", { name: el.dataset.name });
+      await refreshSnapshots();
+      return `snapshot ${el.dataset.name} restored`;
+    },
     "history-check": async () => {
       const out = document.getElementById("history-check");
       out.innerHTML = await fragment(`${BASE}/history.part?id=${encodeURIComponent(cid)}`);
@@ -378,6 +399,11 @@
       return "index rebuilt";
     },
   };
+
+  async function refreshSnapshots() {
+    const rows = document.getElementById("snapshot-rows");
+    if (rows) rows.innerHTML = await fragment(rows.dataset.part);
+  }
 
   // actions that only show more: the panel they sit in is not re-rendered
   const NO_REFRESH = new Set(["openai-items", "history-check"]);
