@@ -35,7 +35,7 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -43,8 +43,10 @@ from typing import Any, ClassVar, TypeVar
 from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, VacuumReport
 from makers_store.blob_ops import Program
 from makers_store.errors import BackendError, MemoryValidationError, StoreError
+from makers_store.search_text import MIN_QUERY, SearchIndexCheck
 
-from .sqlite_file import SqliteFile
+from . import sqlite_search
+from .sqlite_file import SqliteFile, rollback
 from .sqlite_inline import InlineConnection, Outcome
 from .sqlite_ops import BlobTable, begin
 from .sqlite_units import Unit
@@ -181,6 +183,41 @@ class SqliteBlobStore(BlobStore):
         except asyncio.CancelledError:
             stop.set()
             raise
+
+    async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
+        """From the FTS5 trigram index (:mod:`.sqlite_search`), in a read
+        transaction on the worker thread."""
+        if len(folded) < MIN_QUERY:
+            return None
+        return await self._on_worker(lambda conn: sqlite_search.message_keys(conn, folded, limit))
+
+    async def check_search_index(self) -> SearchIndexCheck | None:
+        return await self._on_worker(sqlite_search.check)
+
+    async def rebuild_search_index(self) -> int | None:
+        return await self._on_worker(sqlite_search.rebuild, write=True)
+
+    async def _on_worker(self, work: Callable[[sqlite3.Connection], T], write: bool = False) -> T:
+        if self._closed:
+            raise BackendError(f"SQLite store {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._in_transaction, work, write)
+
+    def _in_transaction(self, work: Callable[[sqlite3.Connection], T], write: bool) -> T:
+        conn = self._worker_connection()
+        if write and self.read_only is not None:
+            raise BackendError(f"SQLite store {self.path} is open read-only ({self.read_only})")
+        try:
+            begin(conn, write)
+            result = work(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self._table.error(exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        return result
 
     def describe(self) -> dict[str, Any]:
         size = file_bytes(self.path)
