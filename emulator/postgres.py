@@ -190,6 +190,9 @@ class PostgresBlobStore(BlobStore):
         self.schema_version = 0
         self.sql = Statements(schema)
         self.search_sql = postgres_search.SearchStatements(migrations.quoted(schema))
+        #: Write the search index beside each message (False only to measure
+        #: what it costs, tests/bench/bench_search.py: searches then scan).
+        self.index_messages = True
         self._migrated = False  # the schema is up to date (checked once per store object)
         self._pools: PerLoop[_LoopPool] = PerLoop(
             f"PostgreSQL store {self.location}", self._open_pool, _LoopPool.close
@@ -380,7 +383,7 @@ class PostgresBlobStore(BlobStore):
 
     async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
         """From ``search_rows`` and its trigram index (:mod:`.postgres_search`)."""
-        if len(folded) < MIN_QUERY:
+        if len(folded) < MIN_QUERY or not self.index_messages:
             return None
         return await self._on_connection(
             lambda conn: postgres_search.message_keys(conn, self.search_sql, folded, limit)

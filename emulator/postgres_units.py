@@ -214,12 +214,13 @@ class Unit:
                     raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
                 else:
                     deleted = True
-                if deleted and is_message_key(op.key):  # the search index, in this transaction
+                # the search index, in this transaction
+                if deleted and self.store.index_messages and is_message_key(op.key):
                     await self.send(self.store.search_sql.delete, (op.key,))
                 return deleted
             case DeleteMany():
                 await self.send(sql.delete_many, (list(op.keys),))
-                messages = message_keys_of(op.keys)
+                messages = message_keys_of(op.keys) if self.store.index_messages else []
                 if messages:  # the search index, in this transaction
                     await self.send(self.store.search_sql.delete_many, (messages,))
                 return None
@@ -237,6 +238,8 @@ class Unit:
 
     async def _put(self, op: Put) -> BlobInfo | None:
         info = await self._put_blob(op)
+        if not self.store.index_messages:
+            return info
         # the search index, in this transaction (after the Put: a failed
         # precondition raised before it; a quiet create keeps an existing
         # blob and so keeps its row too)

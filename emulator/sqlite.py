@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -82,6 +82,12 @@ class SqliteBlobStore(BlobStore):
         #: the loop has run its other callbacks since).
         self._held_since: float | None = None
         self._closed = False
+        #: Write units since the last catch-up of the search index, and the
+        #: catch-up under way (:mod:`.sqlite_search`).
+        self._unindexed_writes = 0
+        self._last_write = 0.0
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._catching_up: Future[None] | None = None
 
     @property
     def read_only(self) -> str | None:
@@ -129,6 +135,8 @@ class SqliteBlobStore(BlobStore):
             raise BackendError(f"SQLite store {self.path} is closed")
         if write and self.file.read_only is not None:
             raise self._refuse_write(program)
+        if write:
+            self._note_write()
         unit = Unit(program, write)
         if self._worker_conn is not None:  # the schema is ready
             held = self._held_since
@@ -159,6 +167,8 @@ class SqliteBlobStore(BlobStore):
         if self._closed:
             return
         self._closed = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         await self._inline.close()  # after the units it has queued
         await asyncio.get_running_loop().run_in_executor(self._executor, self._close_worker)
         self._executor.shutdown(wait=True)
@@ -185,11 +195,70 @@ class SqliteBlobStore(BlobStore):
             raise
 
     async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
-        """From the FTS5 trigram index (:mod:`.sqlite_search`), in a read
-        transaction on the worker thread."""
+        """From the FTS5 trigram index and the keys waiting for it
+        (:mod:`.sqlite_search`), in a read transaction on the worker thread;
+        None, and a catch-up started, when too many wait."""
         if len(folded) < MIN_QUERY:
             return None
-        return await self._on_worker(lambda conn: sqlite_search.message_keys(conn, folded, limit))
+        found = await self._on_worker(lambda c: sqlite_search.message_keys(c, folded, limit))
+        if found is not None or self.read_only is not None:
+            return found
+        waiting = await self._on_worker(
+            lambda c: sqlite_search.dirty_count(c, sqlite_search.BACKLOG_MAX + 1)
+        )
+        if waiting > sqlite_search.BACKLOG_MAX:  # a store just upgraded: scan meanwhile
+            self._start_catch_up()
+            return None
+        await self.catch_up_search_index()  # a burst of writes: under a second to index
+        return await self._on_worker(lambda c: sqlite_search.message_keys(c, folded, limit))
+
+    async def catch_up_search_index(self) -> int:
+        """Index every message blob waiting for the search index now; how many."""
+        done = 0
+        while True:
+            taken = await self._on_worker(sqlite_search.catch_up, write=True)
+            done += taken
+            if taken < sqlite_search.CATCH_UP_BATCH:
+                return done
+
+    def _note_write(self) -> None:
+        """A write unit: its message keys wait for the search index. Index
+        them once writers pause for IDLE_DELAY, or at once past BACKLOG_MAX
+        waiting (:mod:`.sqlite_search`), so a busy writer does not pay for it
+        on every append."""
+        self._unindexed_writes += 1
+        self._last_write = time.monotonic()
+        if self._unindexed_writes >= sqlite_search.BACKLOG_MAX:
+            self._start_catch_up()
+        elif self._idle_timer is None:
+            loop = asyncio.get_running_loop()
+            self._idle_timer = loop.call_later(sqlite_search.IDLE_DELAY, self._when_idle)
+
+    def _when_idle(self) -> None:
+        self._idle_timer = None
+        quiet = time.monotonic() - self._last_write
+        if quiet < sqlite_search.IDLE_DELAY:
+            delay = sqlite_search.IDLE_DELAY - quiet
+            self._idle_timer = asyncio.get_running_loop().call_later(delay, self._when_idle)
+        else:
+            self._start_catch_up()
+
+    def _start_catch_up(self) -> None:
+        """Index the waiting keys on the worker thread, a batch per transaction."""
+        self._unindexed_writes = 0
+        if self._closed or self.read_only is not None:
+            return
+        if self._catching_up is None or self._catching_up.done():
+            self._catching_up = self._executor.submit(self._catch_up)
+
+    def _catch_up(self) -> None:
+        try:
+            while not self._closed:
+                taken = self._in_transaction(sqlite_search.catch_up, write=True)
+                if taken < sqlite_search.CATCH_UP_BATCH:
+                    return
+        except StoreError:
+            pass  # busy, or read-only: the next writer or search starts it again
 
     async def check_search_index(self) -> SearchIndexCheck | None:
         return await self._on_worker(sqlite_search.check)

@@ -66,7 +66,7 @@ class SqliteFile:
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             for pragma in pragmas:
                 conn.execute(f"PRAGMA {pragma}")
-            sqlite_search.register(conn)  # the search index's triggers call it
+            sqlite_search.register(conn)  # the search index calls it (.sqlite_search)
         except BaseException:
             conn.close()
             raise

@@ -128,8 +128,9 @@ def message_text_of_blob(key: str, data: bytes) -> str | None:
 class SearchIndexCheck:
     """A backend's search index against its message blobs: keys of message
     blobs it lacks (``missing``), entries of blobs that are gone (``stale``),
-    entries whose text differs (``wrong``), and whether the index's own
-    structure is sound (``sound``)."""
+    entries whose text differs (``wrong``), whether the index's own
+    structure is sound (``sound``), and how many message blobs wait to be
+    indexed (``pending``: a search reads those itself, so they are no drift)."""
 
     index: str
     messages: int
@@ -137,6 +138,7 @@ class SearchIndexCheck:
     stale: list[str] = field(default_factory=list)
     wrong: list[str] = field(default_factory=list)
     sound: bool = True
+    pending: int = 0
 
     @property
     def ok(self) -> bool:
@@ -150,5 +152,6 @@ class SearchIndexCheck:
             "stale": self.stale,
             "wrong": self.wrong,
             "sound": self.sound,
+            "pending": self.pending,
             "ok": self.ok,
         }

@@ -193,6 +193,14 @@ class SearchMachine(RuleBasedStateMachine):
         session = self.store.openai_session(cid)
         self.run(session.add_items([{"role": "user", "content": text}]))
 
+    @rule()
+    def catch_up(self) -> None:
+        """SQLite indexes the keys written since its last catch-up (a search
+        reads those itself meanwhile): both states must answer alike."""
+        catch_up = getattr(self.store.blobs, "catch_up_search_index", None)
+        if catch_up is not None:
+            self.run(catch_up())
+
     # --- the index against the scan ----------------------------------------
 
     async def _both(self, query: str, **options: Any) -> tuple[list[Any], list[Any]]:
@@ -305,6 +313,7 @@ def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
         conn.execute(f"DROP TRIGGER search_blob_{trigger}")
     conn.execute("DROP TABLE search_fts")
     conn.execute("DROP TABLE search_rows")
+    conn.execute("DROP TABLE search_dirty")
     conn.execute("DELETE FROM _migrations WHERE name = '0003_search_index'")
     conn.execute("PRAGMA user_version = 2")
     conn.commit()
