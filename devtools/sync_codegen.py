@@ -80,6 +80,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .lifecycle.vacuum import VacuumReport
     from .search import MessageHit
+    from .search_text import SearchIndexCheck
     from .transfer import TransferCounts
 
 __all__ = ["SyncContextStore", "SyncStateStore", "SyncStoreAdmin"]

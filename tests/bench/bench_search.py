@@ -38,7 +38,7 @@ from bench_harness import QUICK, QUOTA, Row, Sizes, compare, say, sqlite_url, ta
 import makers_store
 from makers_store import keys, search
 from makers_store.blob_ops import Program, put
-from makers_store.codec import ConversationRecord, encode_message, encode_json
+from makers_store.codec import ConversationRecord, encode_json, encode_message
 
 PER_CONVERSATION = 20
 BUILD_BATCH = 200
@@ -195,6 +195,20 @@ def drop_index(path: Path) -> None:
     conn.close()
 
 
+async def _append_ab(
+    indexed: makers_store.ContextStore, plain: makers_store.ContextStore, text: str, sizes: Sizes
+) -> dict[str, float]:
+    counter = iter(range(10**9))
+
+    async def append_indexed() -> None:
+        await indexed.append_message(f"a{next(counter) // 1000}", "user", text)
+
+    async def append_plain() -> None:
+        await plain.append_message(f"b{next(counter) // 1000}", "user", text)
+
+    return await compare({"with": append_indexed, "without": append_plain}, sizes)
+
+
 async def append_rows(workdir: Path, postgres_url: str | None, sizes: Sizes) -> list[Row]:
     """append_message with and without the search index, A/B."""
     text = "a message of about the usual length, with a few words to index in it"
@@ -215,15 +229,7 @@ async def append_rows(workdir: Path, postgres_url: str | None, sizes: Sizes) -> 
         if flag is not None:
             setattr(plain.blobs, flag, False)
         try:
-            counter = iter(range(10**9))
-
-            async def append_indexed() -> None:
-                await indexed.append_message(f"a{next(counter) // 1000}", "user", text)
-
-            async def append_plain() -> None:
-                await plain.append_message(f"b{next(counter) // 1000}", "user", text)
-
-            rates = await compare({"with": append_indexed, "without": append_plain}, sizes)
+            rates = await _append_ab(indexed, plain, text, sizes)
         finally:
             await indexed.close()
             await plain.close()
