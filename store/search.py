@@ -190,6 +190,7 @@ async def search_messages(
     _times(since, until)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise MemoryValidationError(f"limit must be a positive int or None, got {limit!r}")
+    page = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
     if conversation_ids is None and use_index:
         grouped = await search_index.candidates(store.blobs, text, limit)
         if grouped is not None:
@@ -201,13 +202,13 @@ async def search_messages(
                 since=since,
                 until=until,
                 limit=limit,
+                page=page,
                 on_conversation=on_conversation,
             )
             async for hit in hits:
                 yield hit
             return
     shown = 0
-    page = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
     async for meta in _conversations(store, conversation_ids, uid):
         if since is not None and meta.last_message_at < since:
             if conversation_ids is None:

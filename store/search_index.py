@@ -37,7 +37,7 @@ from typing import Any
 
 from . import keys
 from .blob import BlobStore
-from .blob_ops import Op, get_many
+from .blob_ops import Op, get, get_many
 from .codec import ConversationRecord, decode_message
 from .models import Message
 from .search_text import MESSAGE_KEY, MIN_QUERY, fold
@@ -48,7 +48,7 @@ DENSE = 2_000
 #: Without one, every candidate is read: the index answers at most this many
 #: (more than any store here holds per word; a larger answer is read whole).
 ALL = 1 << 62
-#: Conversations read per unit of work.
+#: Metas read per unit of work.
 BATCH = 100
 
 #: (conversation meta, its candidate seqs in that generation).
@@ -78,31 +78,20 @@ async def candidates(blobs: BlobStore, text: str, limit: int | None) -> Candidat
     return grouped
 
 
-#: One conversation read: its meta and its visible candidate blobs, newest first.
-Read = tuple[str, ConversationRecord | None, list[bytes]]
+def _read_metas(segments: list[str]) -> Generator[Op, Any, list[ConversationRecord | None]]:
+    found = yield from get_many(keys.meta_key_of_segment(segment) for segment in segments)
+    return [None if blob is None else ConversationRecord.decode(blob.data) for blob in found]
 
 
-def _read_batch(batch: list[tuple[str, dict[str, list[int]]]]) -> Generator[Op, Any, list[Read]]:
-    """Meta of each conversation of ``batch`` and the visible candidate blobs
-    of its current generation (one unit of work: meta and blobs agree)."""
-    metas = yield from get_many(keys.meta_key_of_segment(segment) for segment, _ in batch)
-    read: list[tuple[str, ConversationRecord | None, list[int]]] = []
-    wanted: list[str] = []
-    for (segment, by_generation), blob in zip(batch, metas, strict=True):
-        record = None if blob is None else ConversationRecord.decode(blob.data)
-        if record is None or not record.live:
-            read.append((segment, record, []))
-            continue
-        gen = record.generation
-        seqs = sorted((s for s in by_generation.get(gen, ()) if record.visible(s)), reverse=True)
-        prefix = f"c/{segment}/g/{gen}/" if gen else f"c/{segment}/"
-        wanted += (f"{prefix}m/{seq:0{keys.SEQ_WIDTH}d}" for seq in seqs)
-        read.append((segment, record, seqs))
-    found = iter((yield from get_many(wanted)))
-    return [
-        (segment, record, [b.data for b in (next(found) for _ in seqs) if b is not None])
-        for segment, record, seqs in read
-    ]
+def _read_page(segment: str, gen: str, seqs: list[int]) -> Generator[Op, Any, list[bytes]]:
+    """The blobs of ``seqs`` that meta, read in the same unit, still shows."""
+    blob = yield from get(keys.meta_key_of_segment(segment))
+    record = None if blob is None else ConversationRecord.decode(blob.data)
+    if record is None or not record.live or record.generation != gen:
+        return []  # deleted or replaced since: its messages went after the search began
+    prefix = f"c/{segment}/g/{gen}/" if gen else f"c/{segment}/"
+    wanted = [f"{prefix}m/{seq:0{keys.SEQ_WIDTH}d}" for seq in seqs if record.visible(seq)]
+    return [b.data for b in (yield from get_many(wanted)) if b is not None]
 
 
 def _order(record: ConversationRecord, segment: str) -> tuple[str, str]:
@@ -119,37 +108,47 @@ async def search(
     since: int | None,
     until: int | None,
     limit: int | None,
+    page: int,
     on_conversation: Callable[[], None] | None = None,
 ) -> AsyncIterator[Any]:
-    """The hits among ``grouped``'s candidates, in the scan's order."""
-    read: list[tuple[tuple[str, str], ConversationRecord, list[bytes]]] = []
-    items = list(grouped.items())
-    for start in range(0, len(items), BATCH):
-        batch = items[start : start + BATCH]
-        for segment, record, found in await blobs.run(_read_batch(batch), write=False):
-            if record is None or not record.live or not found:
+    """The hits among ``grouped``'s candidates, in the scan's order. Metas
+    are read a batch of conversations at a time, messages ``page`` at a time
+    (each page with its conversation's meta again, in one unit of work), so
+    that memory holds a page of messages, as the scan's does."""
+    chosen: list[tuple[tuple[str, str], str, ConversationRecord, list[int]]] = []
+    segments = list(grouped)
+    for start in range(0, len(segments), BATCH):
+        batch = segments[start : start + BATCH]
+        metas = await blobs.run(_read_metas(batch), write=False)
+        for segment, record in zip(batch, metas, strict=True):
+            if record is None or not record.live:
                 continue
             if user_id is not None and user_id not in record.user_ids:
                 continue
             if since is not None and record.last_message_at < since:
                 continue
-            read.append((_order(record, segment), record, found))
-    read.sort(key=lambda item: item[0])
+            seqs = grouped[segment].get(record.generation, [])
+            visible = sorted((seq for seq in seqs if record.visible(seq)), reverse=True)
+            if visible:
+                chosen.append((_order(record, segment), segment, record, visible))
+    chosen.sort(key=lambda item: item[0])
     shown = 0
-    for _, record, found in read:
+    for _, segment, record, seqs in chosen:
         cid = record.conversation_id
-        for data in found:
-            message = decode_message(data)  # a corrupt one raises, as the scan does
-            if since is not None and message.created_at < since:
-                continue
-            if until is not None and message.created_at > until:
-                continue
-            hit = judge(cid, message)
-            if hit is None:
-                continue
-            yield hit
-            shown += 1
-            if limit is not None and shown >= limit:
-                return
+        for first in range(0, len(seqs), page):
+            program = _read_page(segment, record.generation, seqs[first : first + page])
+            for data in await blobs.run(program, write=False):
+                message = decode_message(data)  # a corrupt one raises, as the scan does
+                if since is not None and message.created_at < since:
+                    continue
+                if until is not None and message.created_at > until:
+                    continue
+                hit = judge(cid, message)
+                if hit is None:
+                    continue
+                yield hit
+                shown += 1
+                if limit is not None and shown >= limit:
+                    return
         if on_conversation is not None:
             on_conversation()
