@@ -16,7 +16,7 @@ queried without the GIN index: still exact, a sequential read of the texts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from makers_store.search_text import (
     MESSAGE_KEY_GLOB,
@@ -66,6 +66,11 @@ def message_keys_of(keys: Sequence[str]) -> list[str]:
     return [key for key in keys if is_message_key(key)]
 
 
+def _bytes(data: object) -> bytes:
+    """A bytea column's value (psycopg gives bytes, or memoryview in binary)."""
+    return bytes(cast("bytes", data))
+
+
 def like_pattern(folded: str) -> str:
     """``folded`` anywhere in a text, as a LIKE pattern (backslash escapes)."""
     escaped = folded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
@@ -112,7 +117,7 @@ async def fill(conn: AsyncConnection[tuple[object, ...]], schema: str) -> int:
         batch = [
             (key, body)
             for key, data in rows
-            if (body := message_text_of_blob(str(key), bytes(data))) is not None  # type: ignore[arg-type]
+            if (body := message_text_of_blob(str(key), _bytes(data))) is not None
         ]
         if batch:
             async with conn.cursor() as cur:
@@ -147,7 +152,7 @@ async def check(conn: AsyncConnection[tuple[object, ...]], schema: str) -> Searc
             )
             rows = await cursor.fetchall()
             for key, data in rows:
-                text = message_text_of_blob(str(key), bytes(data))  # type: ignore[arg-type]
+                text = message_text_of_blob(str(key), _bytes(data))
                 if text is None:
                     continue
                 messages += 1

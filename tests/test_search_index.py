@@ -181,6 +181,26 @@ class SearchMachine(RuleBasedStateMachine):
         self.run(self.store.admin.import_jsonl(lambda: lines))
 
     @rule()
+    def copy_to_another_store(self) -> None:
+        """A copy's index (same backend, a new store) answers as the scan does there."""
+        self.forks += 1
+        url = backend_url(self.kind, self.dir / f"copy{self.forks}")
+        if self.kind == "sqlite":
+            (self.dir / f"copy{self.forks}").mkdir()
+
+        async def copy_and_compare() -> None:
+            async with makers_store.open_store(url) as copy:
+                await self.store.admin.copy_to(copy)
+                for query in QUERIES[:3]:
+                    indexed = [h async for h in search.search_messages(copy, query)]
+                    scanned = [
+                        h async for h in search.search_messages(copy, query, use_index=False)
+                    ]
+                    assert indexed == scanned, query
+
+        self.run(copy_and_compare())
+
+    @rule()
     def prune_idle(self) -> None:
         """Retention deletes every conversation idle for 5 ms (of the clock's)."""
         self.clock.now += 5
@@ -324,5 +344,33 @@ def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
             assert await store.blobs.search_message_keys("message", 10) == ["c/c/m/0000000000"]
             hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
             assert hits == ["an old Message"]
+
+    asyncio.run(read())
+
+
+@pytest.mark.skipif("postgres" not in BACKENDS, reason="PostgreSQL not among the backends")
+def test_existing_postgres_store_is_indexed_on_first_open(tmp_path: Path) -> None:
+    """A PostgreSQL store written before the index gets it when first opened."""
+    import psycopg
+
+    url = backend_url("postgres", tmp_path)
+
+    async def write() -> None:
+        async with makers_store.open_store(url) as store:
+            await store.append_message("c", "user", "an old Message")
+
+    asyncio.run(write())
+    base, schema = url.split("?schema=")
+    with psycopg.connect(base, autocommit=True) as conn:  # back to how migration 1 left it
+        conn.execute(f'DROP TABLE "{schema}".search_rows')
+        conn.execute(f"DELETE FROM \"{schema}\"._migrations WHERE name = '0002_search_index'")
+
+    async def read() -> None:
+        async with makers_store.open_store(url) as store:
+            assert await store.blobs.search_message_keys("message", 10) == ["c/c/m/0000000000"]
+            hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
+            assert hits == ["an old Message"]
+            check = await store.admin.check_search_index()
+            assert check is not None and check.ok and check.index == "postgresql pg_trgm gin"
 
     asyncio.run(read())
