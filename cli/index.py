@@ -13,6 +13,7 @@ from .text import counted
 
 if TYPE_CHECKING:
     from makers_store import IndexCheck, RebuildSummary
+    from makers_store.search_text import SearchIndexCheck
 
     from .render import Screen
 
@@ -94,7 +95,8 @@ def check_command(
     ] = False,
     as_json: JsonOutput = False,
 ) -> None:
-    """Compare every index entry with the conversations; exit code 1 on drift."""
+    """Compare every index entry with the conversations, and the search index
+    with the messages; exit code 1 on drift."""
     from .render import emit_json, progress, stdout
 
     # Index entries are derived data: the repair deletes only entries no
@@ -102,27 +104,44 @@ def check_command(
     # a conversation, a message or state, so unlike the bulk deletes it asks
     # nothing (and needs no --dry-run: the check without --fix is that).
     fixed: RebuildSummary | None = None
+    reindexed: int | None = None
     with open_session(ctx) as session:
         found = after = session.store.admin.check_index()
+        text_found = text_after = session.store.admin.check_search_index()
         if fix and not found.ok:
             total = session.store.admin.count_conversations()
             with progress("repairing indexes", total) as bar:
                 fixed = session.store.admin.rebuild_index(on_conversation=bar.advance)
             after = session.store.admin.check_index()
+        if fix and text_found is not None and not text_found.ok:
+            reindexed = session.store.admin.rebuild_search_index()
+            text_after = session.store.admin.check_search_index()
+    text_ok = text_after is None or text_after.ok
     if as_json:
+        search_index = {
+            "search_index": None if text_found is None else text_found.to_dict(),
+        }
         if fix:
             emit_json(
                 {
-                    "ok": after.ok,
+                    "ok": after.ok and text_ok,
                     "found": found.to_dict(),
                     "fixed": None if fixed is None else fixed.to_dict(),
                     "after": after.to_dict(),
+                    **search_index,
+                    "search_index_rebuilt": reindexed,
+                    "search_index_after": None if text_after is None else text_after.to_dict(),
                 }
             )
         else:
-            emit_json(found.to_dict())
+            emit_json({**found.to_dict(), **search_index, "ok": found.ok and text_ok})
     else:
         console = stdout()
+        if text_found is not None:
+            _print_search_check(console, text_found, "" if fix else " (index check --fix)")
+        if reindexed is not None and text_after is not None:
+            console.print(f"rebuilt the search index: {counted(reindexed, 'message')}")
+            _print_search_check(console, text_after, " again")
         _print_check(console, found, "" if fix else "; run 'makers-store index check --fix'")
         if fixed is not None:
             console.print(
@@ -130,8 +149,24 @@ def check_command(
                 f"{counted(fixed.created, 'missing entry', 'missing entries')} created"
             )
             _print_check(console, after, "; run 'makers-store index check --fix' again")
-    if not after.ok:
+    if not after.ok or not text_ok:
         raise typer.Exit(1)
+
+
+def _print_search_check(console: Screen, report: SearchIndexCheck, advice: str) -> None:
+    """The search index's drift, by kind, then the verdict (at most 20 keys each)."""
+    for kind, found in (("missing", report.missing), ("stale", report.stale),
+                        ("wrong", report.wrong)):  # fmt: skip
+        for key in found[:20]:
+            console.print(f"{kind:<8} {key}  (search index)")
+    waiting = ""
+    if report.pending:
+        waiting = f", {counted(report.pending, 'write')} waiting to be indexed"
+    problems = len(report.missing) + len(report.stale) + len(report.wrong) + (not report.sound)
+    console.print(
+        f"search index ({report.index}): {counted(report.messages, 'message')}{waiting}: "
+        + ("no drift" if report.ok else f"{counted(problems, 'problem')}; rebuild it{advice}")
+    )
 
 
 def _print_check(console: Screen, report: IndexCheck, advice: str) -> None:
@@ -148,18 +183,23 @@ def _print_check(console: Screen, report: IndexCheck, advice: str) -> None:
 
 @app.command("rebuild", epilog=examples("makers-store index rebuild"))
 def rebuild_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
-    """Recreate every index entry from the conversations and remove stale ones."""
+    """Recreate every index entry from the conversations and remove stale ones;
+    build the search index again from the messages."""
     from .render import emit_json, progress, stdout
 
     with open_session(ctx) as session:
         total = session.store.admin.count_conversations()
         with progress("rebuilding indexes", total) as bar:
             summary = session.store.admin.rebuild_index(on_conversation=bar.advance)
+        with progress("rebuilding the search index", None):
+            messages = session.store.admin.rebuild_search_index()
     if as_json:
-        emit_json(summary.to_dict())
+        emit_json({**summary.to_dict(), "search_index_messages": messages})
     else:
         stdout().print(
             f"indexed {counted(summary.conversations, 'conversation')}: "
             f"{counted(summary.created, 'entry', 'entries')} created, "
             f"{counted(summary.removed, 'stale entry', 'stale entries')} removed",
         )
+        if messages is not None:
+            stdout().print(f"search index: {counted(messages, 'message')} indexed")

@@ -319,7 +319,7 @@ complete -c makers-store -n '__makers_store_at '\''seed'\''' -l debug -d 'Show t
 complete -c makers-store -n '__makers_store_at '\''seed'\''' -s h -l help -d 'Show the help and exit'
 complete -c makers-store -n '__makers_store_at '\''seed'\''' -F
 complete -c makers-store -n '__makers_store_at '\''index'\''' -a 'ls' -d 'List the raw index entries (recency, then per-user) and whether each …'
-complete -c makers-store -n '__makers_store_at '\''index'\''' -a 'check' -d 'Compare every index entry with the conversations; exit code 1 on drift'
+complete -c makers-store -n '__makers_store_at '\''index'\''' -a 'check' -d 'Compare every index entry with the conversations, and the search index'
 complete -c makers-store -n '__makers_store_at '\''index'\''' -a 'rebuild' -d 'Recreate every index entry from the conversations and remove stale on…'
 complete -c makers-store -n '__makers_store_at '\''index'\''' -s h -l help -d 'Show the help and exit'
 complete -c makers-store -n '__makers_store_at '\''index ls'\''' -l user -s u -x -d 'Only this user'\''s'

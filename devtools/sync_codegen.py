@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .lifecycle.vacuum import VacuumReport
     from .search import MessageHit
+    from .search_text import SearchIndexCheck
     from .snapshots import SnapshotInfo
     from .transfer import TransferCounts
 

@@ -43,7 +43,9 @@ from makers_store.blob_ops import (
     prefix_end,
 )
 from makers_store.errors import MemoryValidationError, PreconditionFailedError
+from makers_store.search_text import MIN_QUERY, SearchIndexCheck
 
+from .memory_search import TextCache
 from .write_feed import WriteFeed
 
 T = TypeVar("T")
@@ -154,6 +156,22 @@ class MemoryBlobStore(BlobStore):
 
     def __init__(self, data: MemoryMap | None = None) -> None:
         self.data = data or MemoryMap()
+        self._texts = TextCache()
+
+    async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
+        """In-process texts (:mod:`.memory_search`), read under the units' lock."""
+        if len(folded) < MIN_QUERY:
+            return None
+        with self.data.lock:
+            return self._texts.message_keys(self.data.blobs, folded, limit)
+
+    async def check_search_index(self) -> SearchIndexCheck | None:
+        with self.data.lock:
+            return self._texts.check(self.data.blobs)
+
+    async def rebuild_search_index(self) -> int | None:
+        with self.data.lock:
+            return self._texts.rebuild(self.data.blobs)
 
     async def run(self, program: Program[T], *, write: bool) -> T:
         with self.data.lock:

@@ -39,9 +39,18 @@ def _invert_index_ranks(db: Database) -> None:
             db.execute("UPDATE blobs SET key = ? WHERE key = ?", [new_key, key])
 
 
+def _search_index(db: Database) -> None:
+    # The search index of message texts, filled from the messages already
+    # stored (see .sqlite_search; measured in tests/bench/bench_search.py).
+    from . import sqlite_search
+
+    sqlite_search.create(db.conn)
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_create_blobs", _create_blobs),
     ("0002_invert_index_ranks", _invert_index_ranks),
+    ("0003_search_index", _search_index),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

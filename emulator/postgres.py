@@ -86,15 +86,17 @@ from makers_store.errors import (
     missing_extra,
 )
 from makers_store.retry import queue_allowance, waited_in_queue
+from makers_store.search_text import MIN_QUERY, SearchIndexCheck
 
 from . import postgres_migrations as migrations
+from . import postgres_search
 from .per_loop import PerLoop
 from .postgres_space import RECLAIMABLE_BYTES, parameters, vacuum_tables
 from .postgres_units import Statements, Unit
 from .postgres_watch import watch_notifications
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from .postgres_units import Connection
 
@@ -187,6 +189,10 @@ class PostgresBlobStore(BlobStore):
         )
         self.schema_version = 0
         self.sql = Statements(schema)
+        self.search_sql = postgres_search.SearchStatements(migrations.quoted(schema))
+        #: Write the search index beside each message (False only to measure
+        #: what it costs, tests/bench/bench_search.py: searches then scan).
+        self.index_messages = True
         self._migrated = False  # the schema is up to date (checked once per store object)
         self._pools: PerLoop[_LoopPool] = PerLoop(
             f"PostgreSQL store {self.location}", self._open_pool, _LoopPool.close
@@ -365,6 +371,38 @@ class PostgresBlobStore(BlobStore):
             report = await vacuum_tables(conn, self.schema)
             clean = True
             return report
+        except psycopg.Error as exc:
+            raise self._error(exc) from exc
+        finally:
+            self._give(pool, conn, clean)
+
+    async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
+        """From ``search_rows`` and its trigram index (:mod:`.postgres_search`)."""
+        if len(folded) < MIN_QUERY or not self.index_messages:
+            return None
+        return await self._on_connection(
+            lambda conn: postgres_search.message_keys(conn, self.search_sql, folded, limit)
+        )
+
+    async def check_search_index(self) -> SearchIndexCheck | None:
+        q = migrations.quoted(self.schema)
+        return await self._on_connection(lambda conn: postgres_search.check(conn, q))
+
+    async def rebuild_search_index(self) -> int | None:
+        q = migrations.quoted(self.schema)
+        return await self._on_connection(lambda conn: postgres_search.rebuild(conn, q))
+
+    async def _on_connection(self, work: Callable[[Connection], Awaitable[T]]) -> T:
+        """``work`` on one of this loop's connections (autocommit, idle between units)."""
+        import psycopg
+
+        pool = self._pools.current() or await self._pools.get()
+        conn = await self._take(pool)
+        clean = False
+        try:
+            result = await work(conn)
+            clean = True
+            return result
         except psycopg.Error as exc:
             raise self._error(exc) from exc
         finally:

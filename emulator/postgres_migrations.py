@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,8 +37,23 @@ _CREATE_BLOBS = (
     " WITH (fillfactor = 85)"
 )
 
-MIGRATIONS: list[tuple[str, str]] = [
+
+
+async def _search_index(conn: AsyncConnection[tuple[object, ...]], schema: str) -> None:
+    # The search index of message texts, filled from the messages already
+    # stored (see .postgres_search; measured in tests/bench/bench_search.py).
+    from . import postgres_search
+
+    await postgres_search.create(conn, schema)
+
+
+#: A migration is SQL (``{schema}`` filled in) or a coroutine function of
+#: (connection, quoted schema), run inside the migrating transaction.
+Migration = str | Callable[["AsyncConnection[tuple[object, ...]]", str], Awaitable[None]]
+
+MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_create_blobs", _CREATE_BLOBS),
+    ("0002_search_index", _search_index),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -93,7 +109,10 @@ async def migrate(conn: AsyncConnection[tuple[object, ...]], schema: str) -> int
         _check(applied)
         for name, statement in MIGRATIONS:
             if name not in applied:
-                await conn.execute(statement.format(schema=q))
+                if isinstance(statement, str):
+                    await conn.execute(statement.format(schema=q))
+                else:
+                    await statement(conn, q)
                 await conn.execute(
                     f"INSERT INTO {q}._migrations (name, applied_at) VALUES (%s, %s)",
                     (name, time.time_ns() // 1_000_000),

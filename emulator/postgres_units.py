@@ -38,8 +38,10 @@ from makers_store.blob_ops import (
     keys_written,
 )
 from makers_store.errors import PreconditionFailedError
+from makers_store.search_text import is_message_key
 
 from . import postgres_migrations as migrations
+from .postgres_search import message_keys_of, writes_for_put
 from .postgres_watch import CHANNEL, NOTIFY, payload
 from .sql_ranges import range_query
 
@@ -207,12 +209,20 @@ class Unit:
                 return await self._put(op)
             case Delete():
                 if op.if_match is None:
-                    return bool(await self.query(sql.delete, (op.key,)))
-                if not await self.query(sql.delete_if, (op.key, op.if_match)):
+                    deleted = bool(await self.query(sql.delete, (op.key,)))
+                elif not await self.query(sql.delete_if, (op.key, op.if_match)):
                     raise PreconditionFailedError(f"{op.key!r} changed (etag mismatch)", key=op.key)
-                return True
+                else:
+                    deleted = True
+                # the search index, in this transaction
+                if deleted and self.store.index_messages and is_message_key(op.key):
+                    await self.send(self.store.search_sql.delete, (op.key,))
+                return deleted
             case DeleteMany():
                 await self.send(sql.delete_many, (list(op.keys),))
+                messages = message_keys_of(op.keys) if self.store.index_messages else []
+                if messages:  # the search index, in this transaction
+                    await self.send(self.store.search_sql.delete_many, (messages,))
                 return None
             case Scan():
                 query, params = sql.range(op)
@@ -227,6 +237,20 @@ class Unit:
                 assert_never(op)
 
     async def _put(self, op: Put) -> BlobInfo | None:
+        info = await self._put_blob(op)
+        if not self.store.index_messages:
+            return info
+        # the search index, in this transaction (after the Put: a failed
+        # precondition raised before it; a quiet create keeps an existing
+        # blob and so keeps its row too)
+        search = writes_for_put(
+            self.store.search_sql, op.key, op.data, quietly=op.if_none_match and op.quiet
+        )
+        if search is not None:
+            await self.send(*search)
+        return info
+
+    async def _put_blob(self, op: Put) -> BlobInfo | None:
         sql = self.sql
         etag = self.store.next_etag()
         now = time.time_ns() // 1_000_000

@@ -35,16 +35,18 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from makers_store.blob import TRANSACTIONAL, BlobStore, Capabilities, VacuumReport
 from makers_store.blob_ops import Program
 from makers_store.errors import BackendError, MemoryValidationError, StoreError
+from makers_store.search_text import MIN_QUERY, SearchIndexCheck
 
-from .sqlite_file import SqliteFile
+from . import sqlite_search
+from .sqlite_file import SqliteFile, rollback
 from .sqlite_inline import InlineConnection, Outcome
 from .sqlite_ops import BlobTable, begin
 from .sqlite_snapshot import restore_copy, save_copy
@@ -81,6 +83,12 @@ class SqliteBlobStore(BlobStore):
         #: the loop has run its other callbacks since).
         self._held_since: float | None = None
         self._closed = False
+        #: Write units since the last catch-up of the search index, and the
+        #: catch-up under way (:mod:`.sqlite_search`).
+        self._unindexed_writes = 0
+        self._last_write = 0.0
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._catching_up: Future[None] | None = None
 
     @property
     def read_only(self) -> str | None:
@@ -128,6 +136,8 @@ class SqliteBlobStore(BlobStore):
             raise BackendError(f"SQLite store {self.path} is closed")
         if write and self.file.read_only is not None:
             raise self._refuse_write(program)
+        if write:
+            self._note_write()
         unit = Unit(program, write)
         if self._worker_conn is not None:  # the schema is ready
             held = self._held_since
@@ -158,6 +168,8 @@ class SqliteBlobStore(BlobStore):
         if self._closed:
             return
         self._closed = True
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         await self._inline.close()  # after the units it has queued
         await asyncio.get_running_loop().run_in_executor(self._executor, self._close_worker)
         self._executor.shutdown(wait=True)
@@ -205,6 +217,100 @@ class SqliteBlobStore(BlobStore):
             raise BackendError(f"SQLite store {self.path} is closed")
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._worker_connection)  # the schema
+
+    async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
+        """From the FTS5 trigram index and the keys waiting for it
+        (:mod:`.sqlite_search`), in a read transaction on the worker thread;
+        None, and a catch-up started, when too many wait."""
+        if len(folded) < MIN_QUERY:
+            return None
+        found = await self._on_worker(lambda c: sqlite_search.message_keys(c, folded, limit))
+        if found is not None or self.read_only is not None:
+            return found
+        waiting = await self._on_worker(
+            lambda c: sqlite_search.dirty_count(c, sqlite_search.BACKLOG_MAX + 1)
+        )
+        if waiting > sqlite_search.BACKLOG_MAX:  # a store just upgraded: scan meanwhile
+            self._start_catch_up()
+            return None
+        await self.catch_up_search_index()  # a burst of writes: under a second to index
+        return await self._on_worker(lambda c: sqlite_search.message_keys(c, folded, limit))
+
+    async def catch_up_search_index(self) -> int:
+        """Index every message blob waiting for the search index now; how many."""
+        done = 0
+        while True:
+            taken = await self._on_worker(sqlite_search.catch_up, write=True)
+            done += taken
+            if taken < sqlite_search.CATCH_UP_BATCH:
+                return done
+
+    def _note_write(self) -> None:
+        """A write unit: its message keys wait for the search index. Index
+        them once writers pause for IDLE_DELAY, or at once past BACKLOG_MAX
+        waiting (:mod:`.sqlite_search`), so a busy writer does not pay for it
+        on every append."""
+        self._unindexed_writes += 1
+        self._last_write = time.monotonic()
+        if self._unindexed_writes >= sqlite_search.BACKLOG_MAX:
+            self._start_catch_up()
+        elif self._idle_timer is None:
+            loop = asyncio.get_running_loop()
+            self._idle_timer = loop.call_later(sqlite_search.IDLE_DELAY, self._when_idle)
+
+    def _when_idle(self) -> None:
+        self._idle_timer = None
+        quiet = time.monotonic() - self._last_write
+        if quiet < sqlite_search.IDLE_DELAY:
+            delay = sqlite_search.IDLE_DELAY - quiet
+            self._idle_timer = asyncio.get_running_loop().call_later(delay, self._when_idle)
+        else:
+            self._start_catch_up()
+
+    def _start_catch_up(self) -> None:
+        """Index the waiting keys on the worker thread, a batch per transaction."""
+        self._unindexed_writes = 0
+        if self._closed or self.read_only is not None:
+            return
+        if self._catching_up is None or self._catching_up.done():
+            self._catching_up = self._executor.submit(self._catch_up)
+
+    def _catch_up(self) -> None:
+        try:
+            while not self._closed:
+                taken = self._in_transaction(sqlite_search.catch_up, write=True)
+                if taken < sqlite_search.CATCH_UP_BATCH:
+                    return
+        except StoreError:
+            pass  # busy, or read-only: the next writer or search starts it again
+
+    async def check_search_index(self) -> SearchIndexCheck | None:
+        return await self._on_worker(sqlite_search.check)
+
+    async def rebuild_search_index(self) -> int | None:
+        return await self._on_worker(sqlite_search.rebuild, write=True)
+
+    async def _on_worker(self, work: Callable[[sqlite3.Connection], T], write: bool = False) -> T:
+        if self._closed:
+            raise BackendError(f"SQLite store {self.path} is closed")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._in_transaction, work, write)
+
+    def _in_transaction(self, work: Callable[[sqlite3.Connection], T], write: bool) -> T:
+        conn = self._worker_connection()
+        if write and self.read_only is not None:
+            raise BackendError(f"SQLite store {self.path} is open read-only ({self.read_only})")
+        try:
+            begin(conn, write)
+            result = work(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self._table.error(exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        return result
 
     def describe(self) -> dict[str, Any]:
         size = file_bytes(self.path)

@@ -50,6 +50,7 @@ from .lifecycle.vacuum import VacuumReport
 from .models import ConversationMeta
 from .runner import UnitRunner
 from .search import MessageHit
+from .search_text import SearchIndexCheck
 from .snapshots import SnapshotInfo
 from .transfer import TransferCounts
 
@@ -126,6 +127,18 @@ class StoreAdmin:
         delete the entries that are not current. ``on_conversation(n)``
         reports progress after each batch of ``n`` conversations."""
         return await index_repair.rebuild_indexes(self._runner, on_conversation=on_conversation)
+
+    async def check_search_index(self) -> SearchIndexCheck | None:
+        """Compare the backend's search index (:mod:`makers_store.search_index`)
+        with the message blobs: ``.ok`` when every message is found as it is
+        and nothing else; None when the backend has none (its searches read
+        the messages). Read-only."""
+        return await self._runner.blobs.check_search_index()
+
+    async def rebuild_search_index(self) -> int | None:
+        """Build the backend's search index again from the message blobs; how
+        many messages it holds (None: the backend has none)."""
+        return await self._runner.blobs.rebuild_search_index()
 
     async def iter_index_entries(self, *, user_id: str | None = None) -> AsyncIterator[IndexEntry]:
         """Every raw index entry (the recency index, then the per-user ones),

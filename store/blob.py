@@ -31,6 +31,7 @@ from typing import Any, ClassVar, TypeVar, cast
 from .blob_ops import Blob, BlobInfo, Delete, Get, ListKeys, Op, Program, Put, single
 from .errors import PreconditionFailedError
 from .lifecycle.vacuum import VacuumReport as VacuumReport  # the seam's vocabulary too
+from .search_text import SearchIndexCheck
 
 T = TypeVar("T")
 
@@ -127,6 +128,25 @@ class BlobStore(abc.ABC):
         the new one, and return True; optional. This default returns False:
         the snapshot is then copied back conversation by conversation."""
         return False
+
+    async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
+        """Keys of message blobs whose text may hold ``folded`` (a query
+        folded by :func:`makers_store.search_text.fold`, at least
+        :data:`~makers_store.search_text.MIN_QUERY` characters), from a search
+        index kept in the unit of work that writes each message: at most
+        ``limit``, every match among them (extra candidates are allowed: the
+        search checks each). Optional: this default, None, means no index,
+        and the search reads the messages instead (:mod:`makers_store.search`)."""
+        return None
+
+    async def check_search_index(self) -> SearchIndexCheck | None:
+        """The search index against the message blobs (None: no index)."""
+        return None
+
+    async def rebuild_search_index(self) -> int | None:
+        """Build the search index again from the message blobs; how many it
+        holds (None: no index)."""
+        return None
 
     async def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
         """Tell when blobs are written, by anyone (the feed of

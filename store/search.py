@@ -29,14 +29,15 @@ Results come newest first: conversations by last message, messages within one.
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import validate
+from . import search_index, validate
 from .blob import BlobStore
 from .errors import MemoryNotFoundError, MemoryValidationError
 from .models import ROLES, ConversationMeta, Message, Order, fields_dict
+from .search_text import message_texts as message_texts  # the rule's texts, shared with indexes
 
 #: Metadata keys a conversation's title is read from, first found first.
 TITLE_KEYS = ("title", "name", "subject")
@@ -51,8 +52,6 @@ CLOCK_SLACK_MS = 60_000
 BILLED_PAGE, LOCAL_PAGE = 100, 10
 #: Conversations per page (a meta is small).
 PAGE = 100
-#: Nesting followed into structured content (the store allows 100 levels).
-_MAX_DEPTH = 100
 
 
 class ContextStore(Protocol):
@@ -100,20 +99,6 @@ def pattern(text: str) -> re.Pattern[str]:
     if not isinstance(text, str) or not text:
         raise MemoryValidationError(f"text must be a non-empty string, got {text!r}")
     return re.compile(re.escape(text), re.IGNORECASE)
-
-
-def message_texts(content: Any, depth: int = 0) -> Iterator[str]:
-    """The strings of a message's content that are its text."""
-    if isinstance(content, str):
-        yield content
-    elif depth < _MAX_DEPTH and isinstance(content, list):
-        for part in content:
-            yield from message_texts(part, depth + 1)
-    elif depth < _MAX_DEPTH and isinstance(content, dict):
-        if isinstance(content.get("text"), str):
-            yield content["text"]
-        if isinstance(content.get("content"), str | list):
-            yield from message_texts(content["content"], depth + 1)
 
 
 def snippet(text: str, match: re.Match[str]) -> str:
@@ -186,12 +171,18 @@ async def search_messages(
     until: int | None = None,
     limit: int | None = None,
     on_conversation: Callable[[], None] | None = None,
+    use_index: bool = True,
 ) -> AsyncIterator[MessageHit]:
     """The messages whose text contains ``text`` (ignoring case), newest
     first: in the conversations named (else every conversation, or
     ``user_id``'s), by ``role``, created from ``since`` to ``until``
     (milliseconds, both included), at most ``limit``. ``on_conversation()``
-    runs after each conversation searched (a progress bar's tick)."""
+    runs after each conversation searched (a progress bar's tick).
+
+    Across the whole store, through the backend's search index where it has
+    one (:mod:`makers_store.search_index`; ``use_index=False``, or a query
+    shorter than the index answers, reads the messages instead: the scan
+    below, the rule's reference)."""
     found = pattern(text)
     if role is not None and role not in ROLES:
         raise MemoryValidationError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
@@ -199,8 +190,25 @@ async def search_messages(
     _times(since, until)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise MemoryValidationError(f"limit must be a positive int or None, got {limit!r}")
-    shown = 0
     page = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
+    if conversation_ids is None and use_index:
+        grouped = await search_index.candidates(store.blobs, text, limit)
+        if grouped is not None:
+            hits = search_index.search(
+                store.blobs,
+                grouped,
+                lambda cid, message: _message_hit(cid, message, found, role),
+                user_id=uid,
+                since=since,
+                until=until,
+                limit=limit,
+                page=page,
+                on_conversation=on_conversation,
+            )
+            async for hit in hits:
+                yield hit
+            return
+    shown = 0
     async for meta in _conversations(store, conversation_ids, uid):
         if since is not None and meta.last_message_at < since:
             if conversation_ids is None:

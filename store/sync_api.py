@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .lifecycle.vacuum import VacuumReport
     from .search import MessageHit
+    from .search_text import SearchIndexCheck
     from .snapshots import SnapshotInfo
     from .transfer import TransferCounts
 
@@ -403,6 +404,18 @@ Read-only."""
 delete the entries that are not current. ``on_conversation(n)``
 reports progress after each batch of ``n`` conversations."""
         return self._portal.call(self._async.rebuild_index(on_conversation=on_conversation))
+
+    def check_search_index(self) -> SearchIndexCheck | None:
+        """Compare the backend's search index (:mod:`makers_store.search_index`)
+with the message blobs: ``.ok`` when every message is found as it is
+and nothing else; None when the backend has none (its searches read
+the messages). Read-only."""
+        return self._portal.call(self._async.check_search_index())
+
+    def rebuild_search_index(self) -> int | None:
+        """Build the backend's search index again from the message blobs; how
+many messages it holds (None: the backend has none)."""
+        return self._portal.call(self._async.rebuild_search_index())
 
     def iter_index_entries(self, *, user_id: str | None=None) -> Generator[IndexEntry, None, None]:
         """Every raw index entry (the recency index, then the per-user ones),

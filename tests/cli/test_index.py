@@ -59,7 +59,9 @@ def test_check_finds_drift_and_rebuild_repairs_it(
     text = cli("index", "check")
     assert text.exit_code == 1 and "3 problems;" in text.stdout
     summary = json.loads(cli.ok("index", "rebuild", "--json"))
-    assert summary == {"conversations": 3, "created": 1, "removed": 2}
+    assert summary == {
+        "conversations": 3, "created": 1, "removed": 2, "search_index_messages": 3
+    }  # fmt: skip
     assert json.loads(cli.ok("index", "check", "--json"))["ok"] is True
     assert "no drift" in cli.ok("index", "check")
     listed = lib.list_conversations(user_id="u_1")
@@ -132,3 +134,27 @@ def test_check_fix_repairs_entries_of_rows_deleted_by_hand(url: str) -> None:
     assert clean.returncode == 0, clean.stderr
     report = json.loads(clean.stdout)
     assert (report["ok"], report["fixed"], report["found"]["drift"]) == (True, None, [])
+
+
+def test_check_covers_the_search_index(
+    cli: Cli, lib: makers_store.SyncContextStore, url: str
+) -> None:
+    """A message the search index lost is drift; --fix rebuilds the index."""
+    import sqlite3
+
+    lib.append_message(conversation_id="c1", role="user", content="find me")
+    lib.append_message(conversation_id="c1", role="user", content="and me")
+    assert "search index (sqlite fts5 trigram): 2 messages" in cli.ok("index", "check")
+    assert "search index: 2 messages indexed" in cli.ok("index", "rebuild")
+    conn = sqlite3.connect(url.removeprefix("sqlite:///"))
+    with conn:  # lose one message's row
+        conn.execute("DELETE FROM search_rows WHERE key = 'c/c1/m/0000000000'")
+    conn.close()
+    run = cli("index", "check", "--json")
+    assert run.exit_code == 1
+    report = json.loads(run.stdout)
+    assert report["search_index"]["missing"] == ["c/c1/m/0000000000"] and not report["ok"]
+    assert "missing  c/c1/m/0000000000  (search index)" in cli("index", "check").stdout
+    fixed = json.loads(cli.ok("index", "check", "--fix", "--json"))
+    assert fixed["ok"] and fixed["search_index_rebuilt"] == 2
+    assert [h.snippet for h in lib.admin.search_messages("FIND")] == ["find me"]

@@ -1,0 +1,376 @@
+"""The search index: exactly the scan's answers, on every backend with one,
+through every write path, with writers running while a search does.
+
+The scan (``search_messages(..., use_index=False)``) is the rule's reference:
+after every step of a random sequence of writes, every query through the
+index must give the scan's hits, in its order, with its snippets; and a
+search run while another writer appends and deletes must return every
+match committed before it started and nothing deleted before it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import shutil
+import sqlite3
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+import makers_store
+from makers_store import search
+from makers_store.search_text import MIN_QUERY, fold, indexed_text
+from tests.backends import BACKENDS, backend_url
+
+#: The backends with a search index (stepwise memory and S3 always scan).
+INDEXED = [kind for kind in BACKENDS if kind in ("memory", "sqlite", "postgres")]
+#: Characters whose case Python's re folds in unusual ways, and plain ones.
+TRICKY = (
+    "sS\u017fkK\u212aiI\u0130\u0131\u03c3\u03a3\u03c2\u00df\u1e9e\u00b5\u03bc\u039c"
+    "\u0345\u03b9\u0399\u1fbe\u01c4\u01c5\u01c6\ufb05\ufb06\u00e9\u00c9 "
+)
+WORDS = [
+    "hello",
+    "World",
+    "\u017ftra\u00dfe",
+    "KELVIN",
+    "\u03a3\u0391\u03a3",
+    "na\u00efve",
+    "tool",
+    "the",
+]
+QUERIES = [
+    "hello",
+    "WORLD",
+    "stra",
+    "kelvin",
+    "\u03c3\u03b1\u03c2",
+    "NA\u00cf",
+    "the",
+    "o w",
+    "he",
+    "xyz",
+]
+TEXT = st.lists(st.sampled_from(WORDS) | st.text(TRICKY, max_size=4), max_size=4).map(" ".join)
+CONTENT = (
+    TEXT
+    | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": TEXT}), max_size=2)
+    | st.fixed_dictionaries({"type": st.just("image"), "url": TEXT})  # not text: never found
+    | st.lists(st.fixed_dictionaries({"type": st.just("tool_result"), "content": TEXT}), max_size=2)
+)
+CIDS = st.sampled_from(["c1", "c2", "a/b", "日本"])
+USERS = st.none() | st.sampled_from(["u1", "u2"])
+
+
+@given(text=st.text(TRICKY + "abc", max_size=12), query=st.text(TRICKY + "abc", min_size=1))
+@settings(max_examples=400, deadline=None)
+def test_fold_finds_every_match(text: str, query: str) -> None:
+    """Whatever the rule finds, the folded text holds the folded query."""
+    if search.pattern(query).search(text):
+        assert fold(query) in fold(text)
+
+
+def test_fold_agrees_with_re_on_every_character() -> None:
+    """Two characters the rule matches to each other fold alike (every code
+    point against its upper, lower and title forms and re's extra cases)."""
+    for code in range(0x20000):
+        char = chr(code)
+        if 0xD800 <= code < 0xE000:
+            continue
+        found = re.compile(re.escape(char), re.IGNORECASE)
+        for other in {char.upper(), char.lower(), char.title(), char.casefold()}:
+            if len(other) == 1 and found.fullmatch(other):
+                assert fold(char) == fold(other), (hex(code), other)
+
+
+def test_indexed_text_is_the_rule_s_texts() -> None:
+    record = b'[1,"m","user",1,null,null,{},[{"type":"text","text":"A"},{"content":"B"},3]]'
+    assert indexed_text(record) == "a\nb"
+    assert indexed_text(b"not json") is None
+
+
+class Clock:
+    """A clock the test moves (retention judges idleness by it)."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000_000
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+
+class SearchMachine(RuleBasedStateMachine):
+    kind = "memory"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="makers-search-"))
+        self.loop = asyncio.new_event_loop()
+        self.url = backend_url(self.kind, self.dir)
+        self.clock = Clock()
+        self.store = makers_store.open_store(self.url, clock=self.clock)
+        self.forks = 0
+
+    def run(self, coro: Any) -> Any:
+        return self.loop.run_until_complete(coro)
+
+    def teardown(self) -> None:
+        self.run(self.store.close())
+        self.loop.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    async def _ids(self, cid: str) -> list[str]:
+        return [m.message_id async for m in self.store.iter_messages(cid)]
+
+    # --- writes ------------------------------------------------------------
+
+    @rule(cid=CIDS, role=st.sampled_from(["user", "assistant", "tool"]), content=CONTENT,
+          user=USERS)  # fmt: skip
+    def append(self, cid: str, role: str, content: Any, user: str | None) -> None:
+        self.run(self.store.append_message(cid, role, content, user_id=user))
+
+    @rule(cid=CIDS, contents=st.lists(CONTENT, min_size=1, max_size=3))
+    def append_batch(self, cid: str, contents: list[Any]) -> None:
+        batch = [{"role": "user", "content": content} for content in contents]
+        self.run(self.store.append_messages(cid, batch))
+
+    @rule(cid=CIDS, index=st.integers(0, 5), content=CONTENT)
+    def update(self, cid: str, index: int, content: Any) -> None:
+        ids = self.run(self._ids(cid))
+        if ids:
+            self.run(self.store.update_message(cid, ids[index % len(ids)], content=content))
+
+    @rule(cid=CIDS, index=st.integers(0, 5))
+    def delete_message(self, cid: str, index: int) -> None:
+        ids = self.run(self._ids(cid))
+        if ids:
+            self.run(self.store.delete_message(cid, ids[index % len(ids)]))
+
+    @rule(cid=CIDS)
+    def clear(self, cid: str) -> None:
+        if self.run(self.store.get_conversation(cid)) is not None:
+            self.run(self.store.clear_messages(cid))
+
+    @rule(cid=CIDS)
+    def delete_conversation(self, cid: str) -> None:
+        self.run(self.store.delete_conversation(cid))
+
+    @rule(cid=CIDS)
+    def fork(self, cid: str) -> None:
+        if self.run(self.store.get_conversation(cid)) is not None:
+            self.forks += 1
+            self.run(self.store.fork_conversation(cid, f"fork{self.forks}"))
+
+    @rule(cid=CIDS)
+    def export_and_import(self, cid: str) -> None:
+        """Import replaces the conversation with a new generation."""
+        if self.run(self.store.get_conversation(cid)) is None:
+            return
+        out = io.StringIO()
+        self.run(self.store.admin.export_jsonl(out.write, conversation_ids=[cid]))
+        lines = out.getvalue().splitlines()
+        self.run(self.store.admin.import_jsonl(lambda: lines))
+
+    @rule()
+    def copy_to_another_store(self) -> None:
+        """A copy's index (same backend, a new store) answers as the scan does there."""
+        self.forks += 1
+        url = backend_url(self.kind, self.dir / f"copy{self.forks}")
+        if self.kind == "sqlite":
+            (self.dir / f"copy{self.forks}").mkdir()
+
+        async def copy_and_compare() -> None:
+            async with makers_store.open_store(url) as copy:
+                await self.store.admin.copy_to(copy)
+                for query in QUERIES[:3]:
+                    indexed = [h async for h in search.search_messages(copy, query)]
+                    scanned = [
+                        h async for h in search.search_messages(copy, query, use_index=False)
+                    ]
+                    assert indexed == scanned, query
+
+        self.run(copy_and_compare())
+
+    @rule()
+    def prune_idle(self) -> None:
+        """Retention deletes every conversation idle for 5 ms (of the clock's)."""
+        self.clock.now += 5
+        self.run(self.store.admin.prune_conversations(timedelta(milliseconds=5)))
+
+    @rule(cid=CIDS, text=TEXT)
+    def openai_session_items(self, cid: str, text: str) -> None:
+        """The OpenAI session adapter's items are messages."""
+        pytest.importorskip("agents")
+        session = self.store.openai_session(cid)
+        self.run(session.add_items([{"role": "user", "content": text}]))
+
+    @rule()
+    def catch_up(self) -> None:
+        """SQLite indexes the keys written since its last catch-up (a search
+        reads those itself meanwhile): both states must answer alike."""
+        catch_up = getattr(self.store.blobs, "catch_up_search_index", None)
+        if catch_up is not None:
+            self.run(catch_up())
+
+    # --- the index against the scan ----------------------------------------
+
+    async def _both(self, query: str, **options: Any) -> tuple[list[Any], list[Any]]:
+        indexed = [h async for h in search.search_messages(self.store, query, **options)]
+        scanned = [
+            h async for h in search.search_messages(self.store, query, use_index=False, **options)
+        ]
+        return indexed, scanned
+
+    @invariant()
+    def index_gives_the_scan_s_answers(self) -> None:
+        for query in QUERIES:
+            indexed, scanned = self.run(self._both(query))
+            assert indexed == scanned, query
+        for options in ({"role": "user"}, {"user_id": "u1"}, {"limit": 2}):
+            indexed, scanned = self.run(self._both("the", **options))
+            assert indexed == scanned, options
+
+    @invariant()
+    def index_checks_out(self) -> None:
+        check = self.run(self.store.blobs.check_search_index())
+        assert check is not None and check.ok, check
+
+    @rule(query=st.sampled_from(QUERIES[:-1]))
+    def search_while_writing(self, query: str) -> None:
+        """A search with a writer running: every match committed before it
+        started, nothing deleted before it started."""
+        self.run(self._search_while_writing(query))
+
+    async def _search_while_writing(self, query: str) -> None:
+        before = {(h.conversation_id, h.message_id): h for h in await self._hits(query)}
+        victims = list(before)[:3]
+        writer = self.store
+        if self.kind != "memory":  # another store on the same database: another writer
+            writer = makers_store.open_store(self.url, clock=self.clock)
+        appended: set[tuple[str, str]] = set()
+        deleted: set[tuple[str, str]] = set()
+        started = asyncio.Event()
+
+        async def write() -> None:
+            await started.wait()
+            for round_ in range(3):
+                mid = await writer.append_message("w", "user", f"{query} {round_}")
+                appended.add(("w", mid))
+                if victims:
+                    cid, mid = victims.pop()
+                    await writer.delete_message(cid, mid)
+                    deleted.add((cid, mid))
+                await asyncio.sleep(0)
+
+        async def read() -> list[Any]:
+            hits = search.search_messages(self.store, query)
+            first = await anext(hits, None)
+            started.set()
+            return ([] if first is None else [first]) + [h async for h in hits]
+
+        task = asyncio.ensure_future(write())
+        try:
+            found = await read()
+        finally:
+            started.set()
+            await task
+            if writer is not self.store:
+                await writer.close()
+        got = [(h.conversation_id, h.message_id) for h in found]
+        assert len(got) == len(set(got))
+        assert set(before) - deleted <= set(got) <= set(before) | appended
+
+    async def _hits(self, query: str) -> list[Any]:
+        return [h async for h in search.search_messages(self.store, query)]
+
+
+@pytest.mark.parametrize("kind", INDEXED)
+def test_index_matches_scan(kind: str) -> None:
+    machine = type(f"SearchMachine_{kind}", (SearchMachine,), {"kind": kind})
+    runner = machine.TestCase
+    runner.settings = settings(
+        max_examples={"memory": 40, "sqlite": 25, "postgres": 10}[kind],
+        stateful_step_count=15,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    runner().runTest()
+
+
+def test_short_queries_scan(tmp_path: Path) -> None:
+    """A query shorter than a trigram is answered by the scan, the same way."""
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+            await store.append_message("c", "user", "Ok, \u017fo")
+            assert await store.blobs.search_message_keys("ok", 10) is None
+            hits = [h.snippet async for h in store.admin.search_messages("S")]
+            assert hits == ["Ok, \u017fo"] and len("S") < MIN_QUERY
+
+    asyncio.run(main())
+
+
+def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
+    """A store written before the index (schema 2) gets it when first opened."""
+    path = tmp_path / "old.db"
+
+    async def write() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            await store.append_message("c", "user", "an old Message")
+
+    asyncio.run(write())
+    conn = sqlite3.connect(path)  # back to how schema 2 left it
+    for trigger in ("insert", "delete", "update"):
+        conn.execute(f"DROP TRIGGER search_blob_{trigger}")
+    conn.execute("DROP TABLE search_fts")
+    conn.execute("DROP TABLE search_rows")
+    conn.execute("DROP TABLE search_dirty")
+    conn.execute("DELETE FROM _migrations WHERE name = '0003_search_index'")
+    conn.execute("PRAGMA user_version = 2")
+    conn.commit()
+    conn.close()
+
+    async def read() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            assert await store.blobs.search_message_keys("message", 10) == ["c/c/m/0000000000"]
+            hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
+            assert hits == ["an old Message"]
+
+    asyncio.run(read())
+
+
+@pytest.mark.skipif("postgres" not in BACKENDS, reason="PostgreSQL not among the backends")
+def test_existing_postgres_store_is_indexed_on_first_open(tmp_path: Path) -> None:
+    """A PostgreSQL store written before the index gets it when first opened."""
+    import psycopg
+
+    url = backend_url("postgres", tmp_path)
+
+    async def write() -> None:
+        async with makers_store.open_store(url) as store:
+            await store.append_message("c", "user", "an old Message")
+
+    asyncio.run(write())
+    base, schema = url.split("?schema=")
+    with psycopg.connect(base, autocommit=True) as conn:  # back to how migration 1 left it
+        conn.execute(f'DROP TABLE "{schema}".search_rows')
+        conn.execute(f"DELETE FROM \"{schema}\"._migrations WHERE name = '0002_search_index'")
+
+    async def read() -> None:
+        async with makers_store.open_store(url) as store:
+            assert await store.blobs.search_message_keys("message", 10) == ["c/c/m/0000000000"]
+            hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
+            assert hits == ["an old Message"]
+            check = await store.admin.check_search_index()
+            assert check is not None and check.ok and check.index == "postgresql pg_trgm gin"
+
+    asyncio.run(read())
