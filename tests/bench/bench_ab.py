@@ -40,6 +40,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -179,15 +180,22 @@ def measure_side(
 ) -> dict[str, tuple[float, bool]] | str:
     """One area's figures from a fresh process running ``scripts``' benchmark
     on ``root``'s code, or why the area was left out."""
-    done = subprocess.run(
+    child = subprocess.Popen(
         [sys.executable, "-c", CHILD, str(root), str(scripts), area, "quick" if quick else "full"],
         cwd=root,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
-    if done.returncode != 0:
-        raise RuntimeError(f"{area} at {root} failed:\n{done.stderr[-3000:]}")
-    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        out, err = child.communicate()
+    finally:  # stopped (Ctrl-C, SIGTERM): the child stops too
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    if child.returncode != 0:
+        raise RuntimeError(f"{area} at {root} failed:\n{err[-3000:]}")
+    answer = json.loads(out.strip().splitlines()[-1])
     if "left out" in answer:
         return str(answer["left out"])
     return {name: (ratio, lower) for name, ratio, lower in answer["rows"]}
@@ -313,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--accept measures HEAD: commit the change first")
     new = git("rev-parse", "HEAD")
     previous = git("rev-parse", args.against or previous_landed())
+    # SIGTERM (timeout, a CI's cancel) unwinds as Ctrl-C does: checkouts removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     tmp = Path(tempfile.mkdtemp(prefix="makers-ab-"))
     trees = {"previous": tmp / "previous", "new": tmp / "new"}
     try:
