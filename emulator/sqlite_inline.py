@@ -11,17 +11,18 @@ event loop goes on on this connection's own thread, in the same transaction
 * a write at ``synchronous=full`` or ``extra``, whose commit waits for an
   fsync. The whole write goes there, not only its commit, so that SQLite's
   write lock, which other processes wait for, is not held across the hop;
-* at ``normal``, a commit that finds the WAL due for a checkpoint (copying
-  it into the database, with fsyncs; SQLite would run it inside that commit,
-  as it still does at ``full``, where every commit is off the loop already).
-  The checkpoint follows the commit there, before any other writer
-  of this process gets in, so it is complete and the next writer starts the
-  WAL over: a checkpoint that runs beside writers never catches up, and a WAL
-  that keeps growing makes every fsync slower. How full the WAL is, is
-  estimated from what the units wrote (:class:`~.sqlite_ops.BlobTable`) and
-  corrected by what each checkpoint finds. (SQLite's own count, in the
-  ``-shm`` file, cannot be read safely: opening and closing that file from
-  Python would drop the process's POSIX locks on it, which SQLite holds.)
+* at ``normal``, a commit after which the WAL keeps growing: most of the
+  copying of the WAL into the database is done beside the writers, on a
+  connection of its own (:mod:`.sqlite_checkpoint`), about every
+  ``CHECKPOINT_PAGES * BACKGROUND_SHARE`` pages the units wrote (estimated by
+  :class:`~.sqlite_ops.BlobTable`), and the WAL starts over by itself when
+  the writers pause. Only when those checkpoints find it longer than
+  ``RESET_FRAMES`` (writes without a pause) does one run here, after the
+  commit and before any other writer of this process gets in, so that it is
+  complete and the next writer starts the WAL over; it has only the frames
+  written since the last one beside the writers to copy. (SQLite's count of
+  frames comes from those checkpoints: reading the ``-shm`` file from Python
+  would drop the process's POSIX locks on it, which SQLite holds.)
 
 Writes that arrive while the connection is away wait for it, in order, and
 join the transaction then open on its thread (each in a savepoint, so that
@@ -49,6 +50,7 @@ from typing import Any
 
 from makers_store.errors import BackendError
 
+from .sqlite_checkpoint import BackgroundCheckpoint
 from .sqlite_file import SqliteFile, is_busy, rollback
 from .sqlite_ops import BlobTable, begin
 from .sqlite_units import Unit
@@ -59,6 +61,12 @@ CHECKPOINT_PAGES = 1000
 #: SQLite's automatic checkpoint on this connection, a backstop in case the
 #: estimate falls far short.
 AUTOCHECKPOINT_BACKSTOP = 10 * CHECKPOINT_PAGES
+#: A checkpoint beside the writers (:mod:`.sqlite_checkpoint`) begins after
+#: this share of ``CHECKPOINT_PAGES``; one under the connection runs only when
+#: the WAL did not start over by itself and holds more than
+#: ``RESET_FRAMES``.
+BACKGROUND_SHARE = 0.25
+RESET_FRAMES = 2 * CHECKPOINT_PAGES
 #: Waiting writes that join one transaction at most.
 GROUP_LIMIT = 64
 _NEVER = float("inf")
@@ -123,10 +131,9 @@ class InlineConnection:
         self.executor = ThreadPoolExecutor(1, thread_name_prefix="makers-sqlite-inline")
         self._waiting: collections.deque[_Waiter] = collections.deque()
         self._sync_commits = file.synchronous in ("full", "extra")
-        #: WAL frames per page of BlobTable's estimate, as checkpoints find
-        #: them (small rows share pages; other processes write too).
-        self._frames_per_page = 1.0
-        self._checkpoint_at: float = CHECKPOINT_PAGES / 4  # the first comes early
+        #: Pages (BlobTable's estimate) between two checkpoints beside the writers.
+        self._checkpoint_at: float = CHECKPOINT_PAGES * BACKGROUND_SHARE
+        self._background = BackgroundCheckpoint(file)
         self._close_when_free = False
 
     # --- on the caller's thread -----------------------------------------
@@ -147,10 +154,12 @@ class InlineConnection:
                 raise
             unit.start(inline=True)
             finished = self.table.drive(conn, unit)
-            if not finished or (unit.write and self.table.pages_written >= self._checkpoint_at):
+            if not finished or (unit.write and self._checkpoint_due()):
                 moving = True
                 return Outcome.MOVED
             self.table.commit(conn)
+            if unit.write:
+                self._checkpoint_beside()
             return Outcome.DONE
         finally:
             if not moving:
@@ -188,8 +197,10 @@ class InlineConnection:
         return await waiter.future
 
     async def close(self) -> None:
-        await asyncio.get_running_loop().run_in_executor(self.executor, self._close)
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self.executor, self._close)
         self.executor.shutdown(wait=True)
+        await loop.run_in_executor(None, self._background.close)
 
     # --- whoever holds the lock -------------------------------------------
 
@@ -244,20 +255,28 @@ class InlineConnection:
             return self.file.connect(0)
         return self.file.connect(0, f"wal_autocheckpoint = {AUTOCHECKPOINT_BACKSTOP}")
 
+    def _checkpoint_beside(self) -> None:
+        """After a commit: a checkpoint beside the writers once they wrote
+        about ``_checkpoint_at`` pages since the last one began."""
+        if self.table.pages_written >= self._checkpoint_at:
+            self.table.pages_written = 0
+            self._background.start()
+
     def _checkpoint_due(self) -> bool:
-        return self.table.pages_written >= self._checkpoint_at
+        """Whether the WAL keeps growing: the checkpoints beside the writers
+        never find it started over (no pause in the writes)."""
+        return self._background.wal_frames >= RESET_FRAMES
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
-        estimate, self.table.pages_written = self.table.pages_written, 0
+        # The one beside the writers first: two checkpoints never run at once
+        # (a PASSIVE one that finds another under way does nothing).
+        self._background.wait()
+        self._background.wal_frames = 0  # the WAL starts over after this one
         try:
             # PASSIVE: copies what no reader still needs, never waits for a lock.
-            _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error:
-            return  # the next commit tries again; the backstop bounds the WAL meanwhile
-        if frames > 0 and estimate > 0:  # aim the next one at CHECKPOINT_PAGES frames
-            self._frames_per_page = (self._frames_per_page + frames / estimate) / 2
-            aim = CHECKPOINT_PAGES / self._frames_per_page
-            self._checkpoint_at = min(max(aim, CHECKPOINT_PAGES / 4), CHECKPOINT_PAGES * 4)
+            pass  # the next ones try again; the backstop bounds the WAL meanwhile
 
     # --- on the inline thread ---------------------------------------------
 
@@ -364,6 +383,8 @@ class InlineConnection:
             raise
         if self._checkpoint_due():
             self._checkpoint(conn)
+        else:
+            self._checkpoint_beside()
 
     def _close(self) -> None:
         self._close_when_free = True

@@ -1,6 +1,6 @@
 """The speed benchmark (tests/bench/benchmark.py) runs end to end in --quick mode,
-and its regression guard (--compare, --accept: tests/bench/bench_guard.py)
-names what it should.
+and its regression guard (--compare: tests/bench/bench_guard.py; the A/B that
+re-accepting needs: tests/bench/bench_ab.py) names what it should.
 
 Speed targets are not asserted here (a shared CI machine is too noisy, and the
 quick sizes are too small to mean anything); the full run enforces them. The
@@ -10,6 +10,7 @@ a timing.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -24,6 +25,7 @@ SCRIPT = Path(__file__).parent / "bench" / "benchmark.py"
 if str(SCRIPT.parent) not in sys.path:  # the bench modules import each other by name
     sys.path.insert(0, str(SCRIPT.parent))
 
+import bench_ab  # noqa: E402  (light: imports bench_guard and bench_harness only)
 import bench_guard  # noqa: E402  (light: imports bench_harness only)
 from bench_harness import Row  # noqa: E402
 
@@ -137,18 +139,69 @@ def test_the_report_names_fallen_missing_and_new_figures() -> None:
     assert "no figure fell more than 20% below its accepted ratio" in clean
 
 
-def test_accepting_takes_medians_and_keeps_figures_not_measured(tmp_path: Path) -> None:
-    runs = [[row("append", r, 100)] for r in (30, 50, 40)]
-    table = bench_guard.accept(runs, TABLE, "def5678")
-    assert table["append vs peer"].ratio == pytest.approx(0.40)
-    assert table["append vs peer"].commit == "def5678"
+def figure(name: str, previous: list[float], new: list[float]) -> bench_ab.Figure:
+    return bench_ab.Figure(name, False, previous, new)
+
+
+AB = {
+    "append vs peer": figure("append vs peer", [0.40, 0.42, 0.38], [0.41, 0.39, 0.40]),
+    "fell vs peer": figure("fell vs peer", [2.0, 2.2, 1.9], [1.7, 1.8, 1.75]),  # -12%
+    "requests vs peer": bench_ab.Figure("requests vs peer", True, [4.0] * 3, [4.0] * 3),
+}
+
+
+def test_the_ab_names_a_figure_that_fell_more_than_10_percent() -> None:
+    lines, uncovered = bench_ab.report(AB, {}, "a" * 40, "b" * 40)
+    assert uncovered == ["fell vs peer"]
+    text = "\n".join(lines)
+    assert "fell vs peer: 1.75 [1.7-1.8] against 2 [1.9-2.2] (-12%)  FELL > 10%" in text
+    assert "append vs peer: 0.4 [0.39-0.41] against 0.4 [0.38-0.42] (+0%)" in text
+    # Counts: more requests per call is worse.
+    more = {"r vs peer": bench_ab.Figure("r vs peer", True, [4.0] * 3, [5.0] * 3)}
+    assert bench_ab.report(more, {}, "a", "b")[1] == ["r vs peer"]
+
+
+def test_accepting_over_a_fall_needs_a_note_naming_the_change_and_why() -> None:
+    with pytest.raises(SystemExit):
+        bench_ab.parse_notes(["fell=slower"])  # no reason given
+    with pytest.raises(SystemExit):
+        bench_ab.parse_notes(["no equals sign given here at all"])
+    notes = bench_ab.parse_notes(["fell vs=abc123 reads meta twice for the lifecycle stamp"])
+    lines, uncovered = bench_ab.report(AB, notes, "a" * 40, "b" * 40)
+    assert uncovered == []
+    assert "(noted: abc123 reads meta twice for the lifecycle stamp)" in "\n".join(lines)
+
+
+def test_the_accepted_table_records_commit_previous_and_machine(tmp_path: Path) -> None:
+    """What bench_ab.py --accept writes: each figure's new median with the
+    commit, the commit and median it was measured against, and the machine;
+    figures the A/B did not measure keep their entry."""
+    where = bench_ab.machine()
+    assert where["cpus"] and where["cpu"] and str(where["load"]).count(",") == 2
+    notes = {"fell": "abc123 reads meta twice for the lifecycle stamp"}
+    table = bench_ab.accepted_table(AB, TABLE, notes, "c" * 40, "d" * 40, where)
+    entry = table["fell vs peer"]
+    assert (entry.ratio, entry.commit, entry.against, entry.previous) == (
+        1.75,
+        "ddddddd",
+        "ccccccc",
+        2.0,
+    )
+    assert entry.note == notes["fell"] and entry.spread == "1.7-1.8" and entry.rounds == 3
+    assert json.loads(entry.machine)["cpu"] == where["cpu"]
+    assert table["append vs peer"].note == ""  # did not fall: no note kept
     assert table["not run today vs peer"] == TABLE["not run today vs peer"]
     path = tmp_path / "accepted.json"
     bench_guard.save(table, path)
-    assert bench_guard.load(path) == {
-        name: bench_guard.Accepted(round(e.ratio, 4), e.lower_is_better, e.accepted, e.commit)
-        for name, e in table.items()
-    }
+    assert bench_guard.load(path) == table
+
+
+def test_benchmark_accept_refuses_without_the_ab() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--accept"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2
+    assert "bench_ab.py --accept" in done.stderr
 
 
 def test_the_committed_table_holds_the_issues_figures() -> None:
@@ -177,5 +230,3 @@ def test_compare_mode_exits_1_naming_the_figure(
         raise AssertionError("nothing fell: no second run")
 
     assert bench_guard.run_compare(RUN, not_again, path) == 0
-    assert bench_guard.run_accept(RUN, lambda: RUN, 2, path) == 0
-    assert bench_guard.load(path)["append vs peer"].ratio == pytest.approx(0.34)

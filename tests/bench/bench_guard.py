@@ -13,9 +13,11 @@ more than :data:`TOLERANCE` (20%) worse than its accepted ratio: below it, or
 for counts (``lower_is_better``: requests per call) above it. A quick run is
 noisy, so a figure that fell is measured again in a second quick run, and
 named only when it fell in both (the better of its two ratios is reported).
-``benchmark.py --accept`` rewrites the table from the median ratio of each
-figure over ``--runs`` quick runs (3 by default); figures that were not
-measured (no ``node``, no PostgreSQL peers) keep their entry.
+The table is rewritten only by ``bench_ab.py --accept`` (issue 36): an A/B
+against the previous landed commit in one run on one machine, which refuses a
+figure that fell more than 10% unless a note names the change and why, and
+records the commit, the commit measured against and the machine; figures that
+were not measured (no ``node``, no PostgreSQL peers) keep their entry.
 
 Figures whose quick-mode ratio moves more than the tolerance between clean
 runs on a 2-core machine cannot be guarded this way; they are in
@@ -24,15 +26,12 @@ runs on a 2-core machine cannot be guarded this way; they are in
 
 from __future__ import annotations
 
-import datetime
 import json
-import statistics
-import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench_harness import ROOT, Row, say
+from bench_harness import Row, say
 
 ACCEPTED = Path(__file__).with_name("accepted.json")
 #: How much worse than accepted a figure may get before --compare names it.
@@ -81,6 +80,15 @@ class Accepted:
     lower_is_better: bool
     accepted: str  # date, UTC
     commit: str
+    #: What bench_ab.py measured it against (issue 36): the previous commit and
+    #: its ratio in the same run, the spread of this ratio over the rounds, how
+    #: many rounds, the machine (JSON), and the note that covers a fall.
+    against: str = ""
+    previous: float | None = None
+    spread: str = ""
+    rounds: int = 0
+    machine: str = ""
+    note: str = ""
 
     def worse(self, ratio: float) -> bool:
         """Whether ``ratio`` is more than TOLERANCE worse than this one."""
@@ -132,51 +140,23 @@ def save(figures: Mapping[str, Accepted], path: Path = ACCEPTED) -> None:
                 "lower_is_better": entry.lower_is_better,
                 "accepted": entry.accepted,
                 "commit": entry.commit,
+                **{
+                    field: value
+                    for field, value in (
+                        ("against", entry.against),
+                        ("previous", entry.previous),
+                        ("spread", entry.spread),
+                        ("rounds", entry.rounds),
+                        ("machine", entry.machine),
+                        ("note", entry.note),
+                    )
+                    if value
+                },
             }
             for name, entry in sorted(figures.items())
         },
     }
     path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def head_commit() -> str:
-    """The checkout's commit, or ``unknown``."""
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return sha
-
-
-def ratios(runs: Sequence[Sequence[Row]]) -> dict[str, tuple[float, bool]]:
-    """The median ratio of each guarded figure over ``runs`` (and whether
-    lower is better), for the figures measured in at least one run."""
-    found: dict[str, list[float]] = {}
-    lower: dict[str, bool] = {}
-    for rows in runs:
-        for row in rows:
-            name = figure_name(row)
-            if guarded(name):
-                found.setdefault(name, []).append(row.ratio)
-                lower[name] = row.lower_is_better
-    return {name: (statistics.median(values), lower[name]) for name, values in found.items()}
-
-
-def accept(
-    runs: Sequence[Sequence[Row]], before: Mapping[str, Accepted], commit: str
-) -> dict[str, Accepted]:
-    """The table after accepting ``runs``: measured figures replaced, the rest kept."""
-    today = datetime.datetime.now(datetime.UTC).date().isoformat()
-    table = dict(before)
-    for name, (ratio, lower) in ratios(runs).items():
-        table[name] = Accepted(ratio, lower, today, commit)
-    return table
 
 
 def fallen(rows: Iterable[Row], table: Mapping[str, Accepted]) -> list[Verdict]:
@@ -235,15 +215,3 @@ def run_compare(first: Sequence[Row], again: Callable[[], Sequence[Row]], path: 
         named = confirm(named, again())
     print("\n".join(report(first, table, named)), flush=True)
     return 1 if named else 0
-
-
-def run_accept(
-    first: Sequence[Row], again: Callable[[], Sequence[Row]], runs: int, path: Path
-) -> int:
-    """``--accept`` after its first quick run: ``runs - 1`` more, then the
-    medians written to ``path``."""
-    measured = [first] + [again() for _ in range(runs - 1)]
-    table = accept(measured, load(path), head_commit())
-    save(table, path)
-    print(f"accepted {len(table)} figures (median of {len(measured)} quick runs) into {path}")
-    return 0

@@ -6,7 +6,8 @@ Run it from the repository root::
     .venv/bin/python tests/bench/benchmark.py --quick    # tiny sizes, a few minutes, never fails
     .venv/bin/python tests/bench/benchmark.py --compare  # quick, then names every figure more
                                                          # than 20% worse than accepted (exit 1)
-    .venv/bin/python tests/bench/benchmark.py --accept   # 3 quick runs: their medians accepted
+    .venv/bin/python tests/bench/bench_ab.py --accept    # the table, only after an A/B against
+                                                         # the previous landed commit
 
 The regression guard (``--compare``, ``--accept``) and its table of accepted
 ratios, ``tests/bench/accepted.json``, are described in tests/bench/bench_guard.py.
@@ -447,18 +448,17 @@ def main(argv: list[str] | None = None) -> int:
         help="run in quick mode and name every figure more than 20%% worse than its "
         "accepted ratio (tests/bench/accepted.json); exit 1 if any",
     )
-    guard.add_argument(
-        "--accept",
-        action="store_true",
-        help="run in quick mode --runs times and write the median ratios to "
-        "tests/bench/accepted.json",
-    )
-    parser.add_argument("--runs", type=int, default=3, help="quick runs of --accept (default 3)")
+    guard.add_argument("--accept", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument(
         "--accepted", type=Path, default=bench_guard.ACCEPTED, help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
-    quick = args.quick or args.compare or args.accept
+    if args.accept:
+        parser.error(
+            "the table is accepted only after an A/B against the previous landed commit: "
+            "python tests/bench/bench_ab.py --accept (issue 36)"
+        )
+    quick = args.quick or args.compare
     sizes = QUICK if quick else FULL
     started = time.perf_counter()
     rows, lines = measure(sizes, args.dir)
@@ -468,13 +468,11 @@ def main(argv: list[str] | None = None) -> int:
     mode = "quick" if quick else "full"
     lines.append(f"{mode} mode, {elapsed:.0f} s; targets missed: {len(missed)}")
     print("\n".join(lines), flush=True)
-    if args.compare or args.accept:
+    if args.compare:
 
         def again() -> list[Row]:
             return measure(sizes, args.dir)[0]
 
-        if args.accept:
-            return bench_guard.run_accept(rows, again, args.runs, args.accepted)
         return bench_guard.run_compare(rows, again, args.accepted)
     return 1 if missed and not quick else 0
 
