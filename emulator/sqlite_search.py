@@ -52,7 +52,13 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS search_dirty (key TEXT PRIMARY KEY) WITHOUT ROWID",
 )
 _GLOB = f"'{MESSAGE_KEY_GLOB}'"
-_MARK = "INSERT OR IGNORE INTO search_dirty (key) VALUES ({k});"
+# Not INSERT OR IGNORE: in a trigger the statement that fired it imposes its
+# own conflict policy, so an upsert of a message blob (ON CONFLICT DO UPDATE,
+# firing the update trigger) failed on a key marked already.
+_MARK = (
+    "INSERT INTO search_dirty (key) SELECT {k} "
+    "WHERE NOT EXISTS (SELECT 1 FROM search_dirty WHERE key = {k});"
+)
 _TRIGGERS = (
     f"CREATE TRIGGER IF NOT EXISTS search_blob_insert AFTER INSERT ON blobs "
     f"WHEN new.key GLOB {_GLOB} BEGIN {_MARK.format(k='new.key')} END",

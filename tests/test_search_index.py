@@ -319,6 +319,26 @@ def test_short_queries_scan(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_a_message_blob_written_over_twice_stays_indexed(tmp_path: Path) -> None:
+    """A Put without precondition (an upsert: import, copy, seed) of a message
+    blob already marked for the index: SQLite applies the upsert's conflict
+    policy to the statements of the trigger it fires, so marking the key
+    again failed the write with a UNIQUE error."""
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+            await store.append_message("c", "user", "first text")
+            key = "c/c/m/0000000000"
+            blob = await store.blobs.get(key)
+            assert blob is not None
+            for _ in range(2):  # both before the index catches up
+                await store.blobs.put(key, blob.data.replace(b"first", b"other"))
+            hits = [h.snippet async for h in store.admin.search_messages("other tex")]
+            assert hits == ["other text"]
+
+    asyncio.run(main())
+
+
 def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
     """A store written before the index (schema 2) gets it when first opened."""
     path = tmp_path / "old.db"
