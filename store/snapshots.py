@@ -93,7 +93,7 @@ _TEMP = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9a-f]+\.tmp(-wal|-shm|-
 class SnapshotInfo:
     """One snapshot: its name and file, when it was saved (ms since the epoch),
     its size, the store it was saved from (URL without password) and what it
-    holds (:class:`~makers_store.inventory.StoreCounts` as a dict)."""
+    holds: ``counts`` of its live conversations, their messages and users."""
 
     name: str
     path: str
@@ -328,7 +328,10 @@ async def list_all(
         files = []
     for path in files:
         if NAME_PATTERN.fullmatch(path.name.removesuffix(SUFFIX)):
-            found.append(await read_info(path))
+            try:
+                found.append(await read_info(path))
+            except MemoryCorruptError:  # another .db put in the folder: not a snapshot
+                continue
     for info in sorted(found, key=lambda info: (-info.saved_at, info.name)):
         yield info
 
