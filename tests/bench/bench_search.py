@@ -128,7 +128,7 @@ async def build(url: str, messages: int) -> float:
             store.blobs.index_messages = True
         if catch_up is not None:  # SQLite indexes what writers left once they pause
             begin = time.perf_counter()
-            indexed = await catch_up()
+            indexed = await catch_up() or 0  # None: a backend without an index (S3)
             seconds = time.perf_counter() - begin
             say(f"  indexed {indexed:,} messages in {seconds:.1f} s "
                 f"({seconds / max(indexed, 1) * 1e6:.0f} us a message)")  # fmt: skip
