@@ -35,7 +35,7 @@ INDEXED = [kind for kind in BACKENDS if kind in ("memory", "sqlite", "postgres")
 #: Characters whose case Python's re folds in unusual ways, and plain ones.
 TRICKY = (
     "sS\u017fkK\u212aiI\u0130\u0131\u03c3\u03a3\u03c2\u00df\u1e9e\u00b5\u03bc\u039c"
-    "\u0345\u03b9\u0399\u1fbe\u01c4\u01c5\u01c6\ufb05\ufb06\u00e9\u00c9 "
+    "\u0345\u03b9\u0399\u1fbe\u01c4\u01c5\u01c6\ufb05\ufb06\u00e9\u00c9 \x00"
 )
 WORDS = [
     "hello",
@@ -363,10 +363,14 @@ def test_existing_postgres_store_is_indexed_on_first_open(tmp_path: Path) -> Non
     base, schema = url.split("?schema=")
     with psycopg.connect(base, autocommit=True) as conn:  # back to how migration 1 left it
         conn.execute(f'DROP TABLE "{schema}".search_rows')
+        conn.execute(f'DROP TABLE "{schema}".search_fill')
         conn.execute(f"DELETE FROM \"{schema}\"._migrations WHERE name = '0002_search_index'")
 
     async def read() -> None:
         async with makers_store.open_store(url) as store:
+            hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
+            assert hits == ["an old Message"]  # the scan, or the index if filled already
+            await store.blobs.wait_for_search_fill()  # type: ignore[attr-defined]
             assert await store.blobs.search_message_keys("message", 10) == ["c/c/m/0000000000"]
             hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
             assert hits == ["an old Message"]
