@@ -378,3 +378,26 @@ def test_existing_postgres_store_is_indexed_on_first_open(tmp_path: Path) -> Non
             assert check is not None and check.ok and check.index == "postgresql pg_trgm gin"
 
     asyncio.run(read())
+
+
+def test_sqlite_indexes_what_waits_once_writers_pause(tmp_path: Path) -> None:
+    """Appends only mark their keys; half a second without writes, the
+    process indexes them (a search meanwhile reads the marked ones itself)."""
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+            for n in range(3):
+                await store.append_message("c", "user", f"pause number {n}")
+            check = await store.admin.check_search_index()
+            assert check is not None and check.pending == 3 and check.ok
+            assert len([h async for h in store.admin.search_messages("PAUSE")]) == 3
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                check = await store.admin.check_search_index()
+                assert check is not None
+                if check.pending == 0:
+                    break
+            assert check.pending == 0 and check.ok and check.messages == 3
+            assert len([h async for h in store.admin.search_messages("number 1")]) == 1
+
+    asyncio.run(main())
