@@ -193,6 +193,10 @@ class PostgresBlobStore(BlobStore):
         #: Write the search index beside each message (False only to measure
         #: what it costs, tests/bench/bench_search.py: searches then scan).
         self.index_messages = True
+        #: The search index holds every message stored before it (None: not
+        #: known yet); the thread indexing them (:class:`.postgres_search.Filler`).
+        self._search_filled: bool | None = None
+        self._filler: postgres_search.Filler | None = None
         self._migrated = False  # the schema is up to date (checked once per store object)
         self._pools: PerLoop[_LoopPool] = PerLoop(
             f"PostgreSQL store {self.location}", self._open_pool, _LoopPool.close
@@ -243,6 +247,7 @@ class PostgresBlobStore(BlobStore):
             if not self._migrated:  # several loops at once: migrate() locks, and is idempotent
                 self.schema_version = await migrations.migrate(conn, self.schema)
                 self._migrated = True
+                await self._fill_search_index(conn)
         except BaseException as exc:
             _close_now(conn)
             if isinstance(exc, psycopg.Error):
@@ -380,6 +385,12 @@ class PostgresBlobStore(BlobStore):
         """From ``search_rows`` and its trigram index (:mod:`.postgres_search`)."""
         if len(folded) < MIN_QUERY or not self.index_messages:
             return None
+        if not self._search_filled:  # filled once, it stays so (a rebuild fills in one go)
+            q = migrations.quoted(self.schema)
+            after = await self._on_connection(lambda conn: postgres_search.filled_after(conn, q))
+            self._search_filled = after is None
+            if after is not None:
+                return None  # the messages stored before the index are being indexed
         return await self._on_connection(
             lambda conn: postgres_search.message_keys(conn, self.search_sql, folded, limit)
         )
@@ -391,6 +402,18 @@ class PostgresBlobStore(BlobStore):
     async def rebuild_search_index(self) -> int | None:
         q = migrations.quoted(self.schema)
         return await self._on_connection(lambda conn: postgres_search.rebuild(conn, q))
+
+    async def _fill_search_index(self, conn: Connection) -> None:
+        """Start indexing the messages stored before the index (once a store object)."""
+        q = migrations.quoted(self.schema)
+        if self._filler is None and await postgres_search.filled_after(conn, q) is not None:
+            lock_key = migrations.lock_id(self.schema) ^ 1  # not the migration's lock
+            self._filler = postgres_search.Filler(self.conninfo, q, lock_key)
+
+    async def wait_for_search_fill(self) -> None:
+        """Until this process's fill of older messages has ended (tests, benchmarks)."""
+        if self._filler is not None:
+            await asyncio.to_thread(self._filler.thread.join)
 
     async def _on_connection(self, work: Callable[[Connection], Awaitable[T]]) -> T:
         """``work`` on one of this loop's connections (autocommit, idle between units)."""
@@ -413,6 +436,8 @@ class PostgresBlobStore(BlobStore):
 
     async def close(self) -> None:
         """Release every event loop's connections, from any loop."""
+        if self._filler is not None:
+            await asyncio.to_thread(self._filler.stop)  # after the batch under way
         await self._pools.aclose()
 
     def describe(self) -> dict[str, Any]:

@@ -88,6 +88,7 @@ class SqliteBlobStore(BlobStore):
         self._unindexed_writes = 0
         self._last_write = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
+        self._idle_loop: asyncio.AbstractEventLoop | None = None
         self._catching_up: Future[None] | None = None
 
     @property
@@ -252,10 +253,13 @@ class SqliteBlobStore(BlobStore):
         on every append."""
         self._unindexed_writes += 1
         self._last_write = time.monotonic()
+        loop = asyncio.get_running_loop()
         if self._unindexed_writes >= sqlite_search.BACKLOG_MAX:
             self._start_catch_up()
-        elif self._idle_timer is None:
-            loop = asyncio.get_running_loop()
+        elif self._idle_timer is None or self._idle_loop is not loop:  # a loop gone: anew
+            if self._idle_timer is not None:
+                self._idle_timer.cancel()
+            self._idle_loop = loop
             self._idle_timer = loop.call_later(sqlite_search.IDLE_DELAY, self._when_idle)
 
     def _when_idle(self) -> None:

@@ -35,7 +35,7 @@ INDEXED = [kind for kind in BACKENDS if kind in ("memory", "sqlite", "postgres")
 #: Characters whose case Python's re folds in unusual ways, and plain ones.
 TRICKY = (
     "sS\u017fkK\u212aiI\u0130\u0131\u03c3\u03a3\u03c2\u00df\u1e9e\u00b5\u03bc\u039c"
-    "\u0345\u03b9\u0399\u1fbe\u01c4\u01c5\u01c6\ufb05\ufb06\u00e9\u00c9 "
+    "\u0345\u03b9\u0399\u1fbe\u01c4\u01c5\u01c6\ufb05\ufb06\u00e9\u00c9 \x00"
 )
 WORDS = [
     "hello",
@@ -383,10 +383,14 @@ def test_existing_postgres_store_is_indexed_on_first_open(tmp_path: Path) -> Non
     base, schema = url.split("?schema=")
     with psycopg.connect(base, autocommit=True) as conn:  # back to how migration 1 left it
         conn.execute(f'DROP TABLE "{schema}".search_rows')
+        conn.execute(f'DROP TABLE "{schema}".search_fill')
         conn.execute(f"DELETE FROM \"{schema}\"._migrations WHERE name = '0002_search_index'")
 
     async def read() -> None:
         async with makers_store.open_store(url) as store:
+            hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
+            assert hits == ["an old Message"]  # the scan, or the index if filled already
+            await store.blobs.wait_for_search_fill()  # type: ignore[attr-defined]
             assert await store.blobs.search_message_keys("message", 10) == ["c/c/m/0000000000"]
             hits = [h.snippet async for h in store.admin.search_messages("OLD mess")]
             assert hits == ["an old Message"]
@@ -394,3 +398,26 @@ def test_existing_postgres_store_is_indexed_on_first_open(tmp_path: Path) -> Non
             assert check is not None and check.ok and check.index == "postgresql pg_trgm gin"
 
     asyncio.run(read())
+
+
+def test_sqlite_indexes_what_waits_once_writers_pause(tmp_path: Path) -> None:
+    """Appends only mark their keys; half a second without writes, the
+    process indexes them (a search meanwhile reads the marked ones itself)."""
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+            for n in range(3):
+                await store.append_message("c", "user", f"pause number {n}")
+            check = await store.admin.check_search_index()
+            assert check is not None and check.pending == 3 and check.ok
+            assert len([h async for h in store.admin.search_messages("PAUSE")]) == 3
+            for _ in range(100):
+                await asyncio.sleep(0.05)
+                check = await store.admin.check_search_index()
+                assert check is not None
+                if check.pending == 0:
+                    break
+            assert check.pending == 0 and check.ok and check.messages == 3
+            assert len([h async for h in store.admin.search_messages("number 1")]) == 1
+
+    asyncio.run(main())
