@@ -188,6 +188,8 @@ class SqliteBlobStore(BlobStore):
             raise BackendError(f"SQLite store {self.path} is closed")
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._worker_connection)  # the schema, read-only
+        # A checkpoint beside the writers would keep vacuum's own from emptying the WAL.
+        await loop.run_in_executor(self._executor, self._inline.end_background_checkpoint)
         stop = threading.Event()
         work = loop.run_in_executor(None, vacuum_file, self.file, stop)
         try:

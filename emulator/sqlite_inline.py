@@ -262,6 +262,11 @@ class InlineConnection:
             self.table.pages_written = 0
             self._background.start()
 
+    def end_background_checkpoint(self) -> None:
+        """Let the checkpoint beside the writers, if one is under way, end
+        (off the loop: it waits for the one under way)."""
+        self._background.wait()
+
     def _checkpoint_due(self) -> bool:
         """Whether the WAL keeps growing: the checkpoints beside the writers
         never find it started over (no pause in the writes)."""

