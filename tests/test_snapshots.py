@@ -148,6 +148,23 @@ async def test_seed_loads_fixtures_idempotently(tmp_path: Path) -> None:
             await store.admin.seed(tmp_path / "none")
 
 
+@pytest.mark.parametrize("backend", ROUND_TRIP)
+async def test_a_seed_loads_and_reloads_on_every_backend(backend: str, tmp_path: Path) -> None:
+    """One unit for the whole seed where the backend has transactions
+    (memory, SQLite, PostgreSQL), one per conversation on the stepwise one."""
+    seed = tmp_path / "seed.jsonl"
+    async with makers_store.open_store("memory://") as source:
+        await populate(source)
+        seed.write_text(await exported(source), encoding="utf-8")
+    async with makers_store.open_store(backend_url(backend, tmp_path)) as store:
+        first = await store.admin.seed(seed)
+        assert first.conversations == 3
+        once = await exported(store)
+        await store.append_message("c0", "user", "a dev run wrote this")
+        assert await store.admin.seed(seed) == first
+        assert await exported(store) == once
+
+
 async def test_a_seed_beyond_one_transaction_is_refused_and_s3_seeds_per_conversation(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
