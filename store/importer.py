@@ -14,12 +14,12 @@ file are untouched, so importing the same file twice leaves the same store.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 
 from . import adapter_keys
 from .blob_ops import Program, delete, put
+from .clock import IdSource
 from .import_records import (
     MAX_BLOB_KEY_BYTES,
     MAX_IMPORTED_SEQ,
@@ -39,6 +39,7 @@ __all__ = [
     "MAX_BLOB_KEY_BYTES",
     "MAX_IMPORTED_SEQ",
     "import_jsonl",
+    "import_program",
     "plan_jsonl",
     "validate_jsonl",
 ]
@@ -131,7 +132,6 @@ async def _replace(runner: UnitRunner, lines: _Lines, span: Span) -> None:
         )
 
     await runner.run(make, write=True)
-    lines.skip(span.last_line)
 
 
 def _count(counts: TransferCounts, span: Span) -> None:
@@ -139,6 +139,31 @@ def _count(counts: TransferCounts, span: Span) -> None:
     counts.messages += span.messages
     counts.state_entries += span.state_entries
     counts.adapter_blobs += span.adapter_blobs
+
+
+def _steps(lines: _Lines, plan: Plan, counts: TransferCounts) -> Iterator[Span | KeyedRecord]:
+    """The one walk of a checked file, counted: a conversation's span (the
+    caller replaces it, taking its records from ``lines``) or a blob outside
+    conversations, in file order."""
+    spans = iter(plan.spans)
+    span = next(spans, None)
+    while lines.head is not None:
+        number, record = lines.head
+        if span is not None and number == span.first_line:
+            yield span
+            lines.skip(span.last_line)
+            _count(counts, span)
+            span = next(spans, None)
+            continue
+        lines.advance()
+        if isinstance(record, KeyedRecord):
+            counts.blobs += 1
+            yield record
+
+
+def _reindex_langgraph() -> Program[None]:
+    """Items written blob by blob: the LangGraph store reindexes on next use."""
+    yield from delete(adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True)
 
 
 async def import_jsonl(
@@ -159,28 +184,45 @@ async def import_jsonl(
     counts = TransferCounts()
     lines = _Lines(source, plan.lines, progress)
     writer = _Writer(runner)
-    spans = iter(plan.spans)
-    span = next(spans, None)
     done = 0
     langgraph = False
-    while lines.head is not None:
-        number, record = lines.head
-        if span is not None and number == span.first_line:
+    for step in _steps(lines, plan, counts):
+        if isinstance(step, Span):
             await writer.flush()
-            await _replace(runner, lines, span)
-            _count(counts, span)
+            await _replace(runner, lines, step)
             done += 1
             if on_conversation is not None:
                 on_conversation(done, len(plan.spans))
-            span = next(spans, None)
-            continue
-        lines.advance()
-        if isinstance(record, KeyedRecord):  # a blob outside conversations
-            counts.blobs += 1
-            langgraph |= adapter_keys.is_langgraph_store_key(record.key)
-            await writer.put(record.key, record.data)
+        else:
+            langgraph |= adapter_keys.is_langgraph_store_key(step.key)
+            await writer.put(step.key, step.data)
     await writer.flush()
-    if langgraph:  # items written blob by blob: the LangGraph store reindexes on next use
-        reindex = functools.partial(delete, adapter_keys.LANGGRAPH_INDEX_VERSION, quiet=True)
-        await runner.run(reindex, write=True)
+    if langgraph:
+        await runner.run(_reindex_langgraph, write=True)
+    return counts
+
+
+def import_program(
+    source: Callable[[], Iterable[str | bytes]], plan: Plan, new_generation: IdSource
+) -> Program[TransferCounts]:
+    """The import of the checked file ``source()`` (``plan``: its
+    :func:`plan_jsonl`) as one program, for a caller that runs it, or several,
+    in one unit of work on a transactional backend (a seed: whole or not at
+    all). Each conversation is replaced as :func:`import_jsonl` replaces it."""
+    counts = TransferCounts()
+    lines = _Lines(source, plan.lines, None)
+    langgraph = False
+    for step in _steps(lines, plan, counts):
+        if isinstance(step, Span):
+            yield from replace_conversation(
+                step.cid,
+                lines.take(step.last_line),
+                has_conversation=step.has_conversation,
+                new_generation=new_generation,
+            )
+        else:
+            langgraph |= adapter_keys.is_langgraph_store_key(step.key)
+            yield from put(step.key, step.data)
+    if langgraph:
+        yield from _reindex_langgraph()
     return counts

@@ -35,8 +35,11 @@ the snapshot folder (``.NAME.<pid>.<random>.tmp``), fsynced, then renamed over
 that name as it was. Temporary files of processes that no longer run (a
 save killed with SIGKILL) are removed by the next save or listing.
 ``reset`` is a restore of an empty store; ``seed`` is an import of export
-files (validated whole before anything is written, each conversation then
-replaced in one unit; see :mod:`makers_store.importer`).
+files (validated whole before anything is written; see
+:mod:`makers_store.importer`): on a backend with transactions (SQLite,
+PostgreSQL, memory) every file of the seed in one unit of work, so a seed
+that fails or is killed leaves the store as it was or seeded whole; on S3
+(no transactions) each conversation in a unit of its own, as ``import``.
 
 Where snapshots live (:func:`default_directory`): beside a SQLite store's
 file, in ``snapshots/`` (a project's store ``.makers-store/store.db`` has them
@@ -62,8 +65,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import location
 from .adapter_keys import LANGGRAPH_INDEX_VERSION
+from .blob_ops import Program, get, put
 from .blob_ops import delete as delete_blob
-from .blob_ops import get, put
 from .errors import (
     BackendError,
     MemoryConflictError,
@@ -71,7 +74,8 @@ from .errors import (
     MemoryNotFoundError,
     MemoryValidationError,
 )
-from .importer import import_jsonl, validate_jsonl
+from .import_records import Plan
+from .importer import import_jsonl, import_program, plan_jsonl
 from .inventory import iter_conversations, iter_user_ids
 from .models import fields_dict
 from .runner import UnitRunner
@@ -434,19 +438,56 @@ def _lines(path: Path) -> Callable[[], Iterator[bytes]]:
     return lines
 
 
+#: The most a seed loads in one unit of work (the sum of its files' sizes):
+#: seeds are fixtures, and the one transaction holds the store's write lock
+#: (other writers wait, through their busy timeout) and keeps what it wrote in
+#: the WAL (SQLite) or the transaction (PostgreSQL, memory) until it commits.
+#: A bigger seed is refused with a message naming ``import`` (each
+#: conversation in a unit of its own) and ``snapshot restore``.
+SEED_UNIT_MAX_BYTES = 256 * 1024 * 1024
+
+
+def _plans(files: list[Path]) -> list[Plan]:
+    plans = []
+    for file in files:
+        try:
+            plans.append(plan_jsonl(_lines(file)()))
+        except MemoryValidationError as exc:
+            raise MemoryValidationError(f"{file}: {exc}") from exc
+    return plans
+
+
 async def seed(runner: UnitRunner, path: str | os.PathLike[str]) -> TransferCounts:
     """Load the export file(s) at ``path``: every file is validated before
     anything is written, then each conversation replaces the one with its id
-    (the same ids, messages and times every time: idempotent)."""
+    (the same ids, messages and times every time: idempotent). On a backend
+    with transactions the whole seed is one unit of work (whole or not at
+    all; at most :data:`SEED_UNIT_MAX_BYTES`); on S3, one per conversation."""
     files = seed_files(path)
-    for file in files:
-        try:
-            validate_jsonl(_lines(file)())
-        except MemoryValidationError as exc:
-            raise MemoryValidationError(f"{file}: {exc}") from exc
-    total = TransferCounts()
-    for file in files:
-        counts = await import_jsonl(runner, _lines(file))
-        for field, value in counts.to_dict().items():
-            setattr(total, field, getattr(total, field) + value)
-    return total
+    size = sum(file.stat().st_size for file in files)
+    atomic = runner.blobs.capabilities.atomic
+    if atomic and size > SEED_UNIT_MAX_BYTES:
+        raise MemoryValidationError(
+            f"seed {str(path)!r} is {size / 2**20:.0f} MiB, more than the "
+            f"{SEED_UNIT_MAX_BYTES // 2**20} MiB a seed loads in one transaction: load it with "
+            "makers-store import (each conversation whole), or save it as a snapshot"
+        )
+    plans = _plans(files)  # every file checked before anything is written
+    if not atomic:  # object storage: a unit per conversation, as import
+        total = TransferCounts()
+        for file in files:
+            _add(total, await import_jsonl(runner, _lines(file)))
+        return total
+
+    def whole() -> Program[TransferCounts]:  # a fresh reading of the files per attempt
+        counts = TransferCounts()
+        for file, plan in zip(files, plans, strict=True):
+            _add(counts, (yield from import_program(_lines(file), plan, runner.ids)))
+        return counts
+
+    return await runner.run(whole, write=True)
+
+
+def _add(total: TransferCounts, counts: TransferCounts) -> None:
+    for field, value in counts.to_dict().items():
+        setattr(total, field, getattr(total, field) + value)

@@ -148,6 +148,45 @@ async def test_seed_loads_fixtures_idempotently(tmp_path: Path) -> None:
             await store.admin.seed(tmp_path / "none")
 
 
+@pytest.mark.parametrize("backend", ROUND_TRIP)
+async def test_a_seed_loads_and_reloads_on_every_backend(backend: str, tmp_path: Path) -> None:
+    """One unit for the whole seed where the backend has transactions
+    (memory, SQLite, PostgreSQL), one per conversation on the stepwise one."""
+    seed = tmp_path / "seed.jsonl"
+    async with makers_store.open_store("memory://") as source:
+        await populate(source)
+        seed.write_text(await exported(source), encoding="utf-8")
+    async with makers_store.open_store(backend_url(backend, tmp_path)) as store:
+        first = await store.admin.seed(seed)
+        assert first.conversations == 3
+        once = await exported(store)
+        await store.append_message("c0", "user", "a dev run wrote this")
+        assert await store.admin.seed(seed) == first
+        assert await exported(store) == once
+
+
+async def test_a_seed_beyond_one_transaction_is_refused_and_s3_seeds_per_conversation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the backend has transactions the seed is one unit, up to a bound
+    (refused beyond it, nothing written); without them (the stepwise backend,
+    as S3) each conversation is its own unit and the bound does not apply."""
+    from makers_store import snapshots
+
+    seed = tmp_path / "seed.jsonl"
+    async with makers_store.open_store("memory://") as source:
+        await populate(source)
+        seed.write_text(await exported(source), encoding="utf-8")
+    monkeypatch.setattr(snapshots, "SEED_UNIT_MAX_BYTES", seed.stat().st_size - 1)
+    async with makers_store.open_store(f"sqlite:///{tmp_path}/store.db") as store:
+        with pytest.raises(MemoryValidationError, match="makers-store import"):
+            await store.admin.seed(seed)
+        assert await store.admin.count_conversations() == 0
+    async with makers_store.open_store("memory://?atomic=false") as stepwise:
+        assert (await stepwise.admin.seed(seed)).conversations == 3
+        assert await stepwise.admin.count_conversations() == 3
+
+
 def test_the_blocking_api(tmp_path: Path) -> None:
     with makers_store.open_sync_store(f"sqlite:///{tmp_path}/store.db") as store:
         store.append_message("c", "user", "hi")
