@@ -90,6 +90,8 @@ class SqliteBlobStore(BlobStore):
         self._idle_timer: asyncio.TimerHandle | None = None
         self._idle_loop: asyncio.AbstractEventLoop | None = None
         self._catching_up: Future[None] | None = None
+        #: a catch-up's chain of batches is under way (see _catch_up)
+        self._catch_up_running = False
 
     @property
     def read_only(self) -> str | None:
@@ -276,19 +278,37 @@ class SqliteBlobStore(BlobStore):
     def _start_catch_up(self) -> None:
         """Index the waiting keys on the worker thread, a batch per transaction."""
         self._unindexed_writes = 0
-        if self._closed or self.read_only is not None:
+        if self._closed or self.read_only is not None or self._catch_up_running:
             return
-        if self._catching_up is None or self._catching_up.done():
+        self._catch_up_running = True
+        self._submit_catch_up()
+
+    def _submit_catch_up(self) -> None:
+        try:
             self._catching_up = self._executor.submit(self._catch_up)
+        except RuntimeError:  # the store closed meanwhile
+            self._catch_up_running = False
 
     def _catch_up(self) -> None:
+        """One batch, then the next after CATCH_UP_PAUSE on a timer: a loop
+        here would hold this process's one worker thread for the whole
+        catch-up (a first open of a 1 GB store: about two minutes), and take
+        the write lock again at once after each commit, so other processes'
+        writers, whose busy handler polls every 100 ms at most, could wait
+        until their busy timeout and fail."""
+        more = False
         try:
-            while not self._closed:
+            if not self._closed:
                 taken = self._in_transaction(sqlite_search.catch_up, write=True)
-                if taken < sqlite_search.CATCH_UP_BATCH:
-                    return
+                more = taken >= sqlite_search.CATCH_UP_BATCH
         except StoreError:
             pass  # busy, or read-only: the next writer or search starts it again
+        if more and not self._closed:
+            timer = threading.Timer(sqlite_search.CATCH_UP_PAUSE, self._submit_catch_up)
+            timer.daemon = True
+            timer.start()
+        else:
+            self._catch_up_running = False
 
     async def check_search_index(self) -> SearchIndexCheck | None:
         return await self._on_worker(sqlite_search.check)

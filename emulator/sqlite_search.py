@@ -39,7 +39,10 @@ IDLE_DELAY = 0.5
 #: Write units of this process after which it indexes what waits, busy or not.
 BACKLOG_MAX = 20_000
 #: Dirty keys indexed per transaction of a catch-up.
-CATCH_UP_BATCH = 5_000
+CATCH_UP_BATCH = 1_000
+#: Seconds the write lock is left free between two batches of a catch-up
+#: (a batch holds it about 30 to 120 ms), for other units and processes.
+CATCH_UP_PAUSE = 0.1
 #: More dirty keys than this: a search indexes them first (they would cost
 #: more to read one by one), or, where it cannot write, scans.
 DIRTY_MAX = 500

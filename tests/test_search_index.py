@@ -339,6 +339,43 @@ def test_a_message_blob_written_over_twice_stays_indexed(tmp_path: Path) -> None
     asyncio.run(main())
 
 
+def test_a_catch_up_leaves_the_write_lock_free_between_batches(tmp_path: Path) -> None:
+    """A long catch-up (a first open of a large store) commits a batch at a
+    time and pauses between two, so another process's writer gets the write
+    lock meanwhile (it took it back at once: writers elsewhere could wait
+    until their busy timeout and fail, as a restore did after a bulk import)."""
+    from makers_store.emulator import sqlite_search
+
+    path = tmp_path / "s.db"
+    batches = 5
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            await store.append_message("c", "user", "hello")
+            other = sqlite3.connect(path, timeout=0, isolation_level=None)
+            count = batches * sqlite_search.CATCH_UP_BATCH
+            waiting = [f"c/x{n}/m/0000000000" for n in range(count)]
+            other.executemany("INSERT INTO search_dirty (key) VALUES (?)", [(k,) for k in waiting])
+            await store.append_message("c", "user", "again")  # the idle catch-up follows
+            seen_mid_way = False
+            for _ in range(400):
+                await asyncio.sleep(0.01)
+                try:
+                    other.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError:
+                    continue  # a batch holds the lock
+                left = other.execute("SELECT count(*) FROM search_dirty").fetchone()[0]
+                other.execute("ROLLBACK")
+                if 0 < left < len(waiting):
+                    seen_mid_way = True
+                if left == 0:
+                    break
+            other.close()
+            assert seen_mid_way and left == 0
+
+    asyncio.run(main())
+
+
 def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
     """A store written before the index (schema 2) gets it when first opened."""
     path = tmp_path / "old.db"
