@@ -15,13 +15,17 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .admin import StoreAdmin
-    from .api import ContextStore
+    from ._core.portal import Portal
+    from ._core.runner import UnitRunner
+    from ._core.vacuum import VacuumReport
+    from .api.context_store import ContextStore
+    from .api.factory import open_blob_store, open_store
+    from .api.location import StoreLocation
+    from .api.state import StateStore
+    from .api.watch import StoreChange, StoreWatch, SyncStoreWatch
     from .blob import BlobStore
     from .blob_ops import Blob, BlobInfo
     from .clock import Clock, IdSource
-    from .convert import to_anthropic_messages, to_anthropic_request, to_openai_input
-    from .copying import CopyReport
     from .errors import (
         BackendError,
         InvalidHistoryError,
@@ -35,35 +39,31 @@ if TYPE_CHECKING:
         StoreError,
         SyncCallInEventLoopError,
     )
-    from .factory import open_blob_store, open_store
-    from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
-    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
     from .lifecycle.context_window import ContextWindow
-    from .lifecycle.doctor import HistoryRepair
+    from .lifecycle.convert import to_anthropic_messages, to_anthropic_request, to_openai_input
     from .lifecycle.history_rules import HistoryFinding
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
-    from .lifecycle.vacuum import VacuumReport
-    from .location import StoreLocation
+    from .maintenance.admin import StoreAdmin
+    from .maintenance.copying import CopyReport
+    from .maintenance.doctor import HistoryRepair
+    from .maintenance.exporting import TransferCounts
+    from .maintenance.index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
+    from .maintenance.inventory import CheckpointName, StateOnlyConversation, StoreCounts
+    from .maintenance.search import MessageHit
     from .models import ConversationMeta, ListConversationsResult, Message
-    from .portal import Portal
-    from .runner import UnitRunner
-    from .search import MessageHit
-    from .state_api import StateStore
     from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
-    from .transfer import TransferCounts
-    from .watch import StoreChange, StoreWatch, SyncStoreWatch
 
 # Imported on first use (PEP 562): importing any submodule, such as the CLI
 # (makers_store.cli), runs this file first, and `makers-store --help` must not
 # pay for the API and its backends (issue 12, item 22).
 _SOURCES = {
-    ".admin": ("StoreAdmin",),
-    ".api": ("ContextStore",),
+    ".maintenance.admin": ("StoreAdmin",),
+    ".api.context_store": ("ContextStore",),
     ".blob": ("BlobStore",),
     ".blob_ops": ("Blob", "BlobInfo"),
     ".clock": ("Clock", "IdSource"),
-    ".copying": ("CopyReport",),
-    ".convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
+    ".maintenance.copying": ("CopyReport",),
+    ".lifecycle.convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
     ".errors": (
         "BackendError",
         "InvalidHistoryError",
@@ -77,23 +77,23 @@ _SOURCES = {
         "StoreError",
         "SyncCallInEventLoopError",
     ),
-    ".factory": ("open_blob_store", "open_store"),
-    ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
-    ".inventory": ("CheckpointName", "StateOnlyConversation", "StoreCounts"),
+    ".api.factory": ("open_blob_store", "open_store"),
+    ".maintenance.index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
+    ".maintenance.inventory": ("CheckpointName", "StateOnlyConversation", "StoreCounts"),
     ".lifecycle.context_window": ("ContextWindow",),
-    ".lifecycle.doctor": ("HistoryRepair",),
+    ".maintenance.doctor": ("HistoryRepair",),
     ".lifecycle.history_rules": ("HistoryFinding",),
     ".lifecycle.retention": ("CheckpointPruneReport", "PruneReport"),
-    ".lifecycle.vacuum": ("VacuumReport",),
-    ".location": ("StoreLocation",),
+    "._core.vacuum": ("VacuumReport",),
+    ".api.location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
-    ".portal": ("Portal",),
-    ".runner": ("UnitRunner",),
-    ".search": ("MessageHit",),
-    ".state_api": ("StateStore",),
+    "._core.portal": ("Portal",),
+    "._core.runner": ("UnitRunner",),
+    ".maintenance.search": ("MessageHit",),
+    ".api.state": ("StateStore",),
     ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
-    ".transfer": ("TransferCounts",),
-    ".watch": ("StoreChange", "StoreWatch", "SyncStoreWatch"),
+    ".maintenance.exporting": ("TransferCounts",),
+    ".api.watch": ("StoreChange", "StoreWatch", "SyncStoreWatch"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 
@@ -173,7 +173,7 @@ def open_sync_store(
     url: str | None = None, *, clock: Clock | None = None, ids: IdSource | None = None
 ) -> SyncContextStore:
     """The blocking twin of :func:`open_store` (for cloud functions, scripts, the CLI)."""
-    from .factory import open_store
+    from .api.factory import open_store
     from .sync_api import SyncContextStore
 
     return SyncContextStore(open_store(url, clock=clock, ids=ids))

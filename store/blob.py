@@ -27,9 +27,9 @@ import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, ClassVar, TypeVar, cast
 
+from ._core.vacuum import VacuumReport as VacuumReport  # the seam's vocabulary too
 from .blob_ops import Blob, BlobInfo, Delete, Get, ListKeys, Op, Program, Put, single
 from .errors import PreconditionFailedError
-from .lifecycle.vacuum import VacuumReport as VacuumReport  # the seam's vocabulary too
 
 T = TypeVar("T")
 
@@ -97,7 +97,7 @@ class BlobStore(abc.ABC):
         wait no longer than their usual busy handling allows. This default
         does nothing and says so: a backend that frees space as it deletes
         (object storage, memory) needs nothing more. The rules of the
-        emulator's backends: :mod:`makers_store.lifecycle.vacuum`."""
+        emulator's backends: :mod:`makers_store._core.vacuum`."""
         return VacuumReport(
             backend=type(self).__name__,
             bytes_before=None,

@@ -38,25 +38,31 @@ FOLDERS: dict[str, str] = tomllib.loads((REPO / "pyproject.toml").read_text(enco
 #: annotation naming the class on the other side of a public API that names
 #: both: at run time the importer never imports what it names.
 TYPE_ONLY: dict[tuple[str, str], str] = {
-    ("admin", "api"): (
+    ("maintenance.admin", "api.context_store"): (
         "StoreAdmin.copy_to(destination: ContextStore), while ContextStore.admin returns a "
         "StoreAdmin (imported on use: the import and copy machinery); the sync facade's "
         "generator maps the annotation ContextStore to SyncContextStore by name"
     ),
-    ("framework_api", "api"): (
+    ("api.frameworks", "api.context_store"): (
         "FrameworkMethods is a base of ContextStore and of nothing else: it hands its one "
         "subclass to the adapters it builds"
     ),
-    ("adapters", "api"): "the adapter factories take the ContextStore that hands them out",
-    ("adapters.claude_sessions", "api"): "ClaudeSessionStore(store: ContextStore)",
-    ("adapters.langgraph_checkpoints", "api"): "MakersCheckpointSaver(store: ContextStore)",
-    ("adapters.langgraph_store", "api"): "MakersLangGraphStore(store: ContextStore)",
-    ("adapters.openai_sessions", "api"): "OpenAISession(store: ContextStore)",
-    ("lifecycle.doctor", "api"): (
+    ("adapters", "api.context_store"): (
+        "the adapter factories take the ContextStore that hands them out"
+    ),
+    ("adapters.claude.sessions", "api.context_store"): "ClaudeSessionStore(store: ContextStore)",
+    ("adapters.langgraph.checkpoints", "api.context_store"): (
+        "MakersCheckpointSaver(store: ContextStore)"
+    ),
+    ("adapters.langgraph.store", "api.context_store"): (
+        "MakersLangGraphStore(store: ContextStore)"
+    ),
+    ("adapters.openai.sessions", "api.context_store"): "OpenAISession(store: ContextStore)",
+    ("maintenance.doctor", "api.context_store"): (
         "check_history(store: ContextStore) and the repairs read and write through the public "
         "API of the store whose admin runs them"
     ),
-    ("emulator.postgres_units", "emulator.postgres"): (
+    ("emulator.postgres.units", "emulator.postgres.backend"): (
         "Unit(store: PostgresBlobStore, ...): a unit of work keeps the store that runs it, "
         "and the store makes its units"
     ),
@@ -203,12 +209,13 @@ def test_the_graph_reads_the_imports() -> None:
     """The reader finds what it should, so an empty answer below means something."""
     runtime, typed = graph(type_checking=False), graph(type_checking=True)
     on_use = graph(type_checking=False, on_use=True)
-    assert f"{PACKAGE}.runner" in runtime[f"{PACKAGE}.api"]  # from .runner import UnitRunner
-    assert f"{PACKAGE}.layout" in runtime[f"{PACKAGE}.runner"]
-    assert f"{PACKAGE}.admin" not in runtime[f"{PACKAGE}.api"]  # imported inside a property
-    assert f"{PACKAGE}.admin" in on_use[f"{PACKAGE}.api"]
-    assert f"{PACKAGE}.api" in typed[f"{PACKAGE}.admin"]  # if TYPE_CHECKING: ...
-    assert f"{PACKAGE}.api" not in runtime[f"{PACKAGE}.admin"]
+    api, admin = f"{PACKAGE}.api.context_store", f"{PACKAGE}.maintenance.admin"
+    assert f"{PACKAGE}._core.runner" in runtime[api]  # from .._core.runner import UnitRunner
+    assert f"{PACKAGE}._core.layout" in runtime[f"{PACKAGE}._core.runner"]
+    assert admin not in runtime[api]  # imported inside a property
+    assert admin in on_use[api]
+    assert api in typed[admin]  # if TYPE_CHECKING: ...
+    assert api not in runtime[admin]
     serve = f"{PACKAGE}.emulator.runtime"
     assert f"{serve}.wire" in runtime[f"{serve}.front.app"]  # from ..wire import ...
     # from ..worker.context import AgentContext: the worker package's __init__ runs first

@@ -13,7 +13,7 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore, StoreChange, StoreWatch
-from makers_store.watch import part_of_key
+from makers_store.api.watch import part_of_key
 from tests.backends import SHARED_BACKENDS, backend_url
 
 #: every backend's first signal comes well within this (S3 is polled at 0.2 s here)

@@ -14,6 +14,6 @@ keeps a store healthy over weeks.
   model call or a UI (``store.admin.check_history``).
 
 Each works through the public API or the store's
-:class:`~makers_store.runner.UnitRunner`, on every backend; the blocking twins
+:class:`~makers_store._core.runner.UnitRunner`, on every backend; the blocking twins
 are generated into :mod:`makers_store.sync_api` with the rest.
 """

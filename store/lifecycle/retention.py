@@ -3,7 +3,7 @@
 transcripts nobody can reach any more (``store.admin.prune_checkpoints``).
 
 **Idle.** A conversation is idle when its last write
-(:func:`makers_store.lifecycle.activity.last_write`, and the ``mtime`` of its
+(:func:`makers_store._core.activity.last_write`, and the ``mtime`` of its
 Claude transcripts) is older than ``now - idle_for``, ``now`` read once from
 the store's clock when the prune starts (the *cutoff*).
 
@@ -61,7 +61,7 @@ once their main transcript is gone).
 
 **Checkpoints.** ``prune_checkpoints`` keeps the latest checkpoint of each
 LangGraph namespace and the ancestors LangGraph's DeltaChannel rebuilds its
-values from (:func:`~makers_store.adapters.langgraph_checkpoint_programs.keep_latest`),
+values from (:func:`~makers_store.adapters.langgraph.checkpoint_programs.keep_latest`),
 and deletes Claude subagent transcripts whose main transcript is gone (a
 deletion of the session cut short after its commit point, or a subagent
 written for a session that was deleted meanwhile).
@@ -76,7 +76,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter_keys, keys, names, validate
+from .._core import adapter_keys, keys, names, validate
+from .._core.activity import last_write
+from .._core.codec import ConversationRecord
+from .._core.programs import delete_conversation, delete_range, owned_index_keys, save_meta
 from ..blob_ops import (
     BlobInfo,
     Op,
@@ -88,14 +91,11 @@ from ..blob_ops import (
     list_keys,
     segments_under,
 )
-from ..codec import ConversationRecord
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
 from ..models import fields_dict
-from ..programs import delete_conversation, delete_range, owned_index_keys, save_meta
-from .activity import last_write
 
 if TYPE_CHECKING:
-    from ..runner import UnitRunner
+    from .._core.runner import UnitRunner
 
 #: Index entries listed per request while looking for idle conversations.
 INDEX_PAGE = 500
@@ -551,7 +551,7 @@ async def prune_checkpoints(
     checkpoint record's DeltaChannel links with the checkpointer's
     serializer (None: LangGraph is not installed; then each latest
     checkpoint keeps its whole parent chain)."""
-    from ..adapters import langgraph_checkpoint_programs as graph
+    from ..adapters.langgraph import checkpoint_programs as graph
 
     cid = None if conversation_id is None else validate.conversation_id(conversation_id)
     dry = flag(dry_run, "dry_run")

@@ -12,11 +12,11 @@ import pytest
 
 import makers_store
 from makers_store import adapters
-from makers_store.adapters.claude_sessions import ClaudeSessionStore
-from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
-from makers_store.adapters.langgraph_store import MakersLangGraphStore
-from makers_store.adapters.openai_sessions import OpenAISession
-from makers_store.api import ContextStore
+from makers_store.adapters.claude.sessions import ClaudeSessionStore
+from makers_store.adapters.langgraph.checkpoints import MakersCheckpointSaver
+from makers_store.adapters.langgraph.store import MakersLangGraphStore
+from makers_store.adapters.openai.sessions import OpenAISession
+from makers_store.api.context_store import ContextStore
 
 ENTRIES = {
     "claude_session_store": ClaudeSessionStore,

@@ -58,9 +58,10 @@ def test_help_imports_no_backend_rich_or_sqlite() -> None:
         "from makers_store.cli.main import app\n"
         "from typer.testing import CliRunner\n"
         "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
-        "heavy = [m for m in ('rich', 'sqlite_utils', 'sqlite3', 'makers_store.emulator.sqlite',"
-        " 'makers_store.admin', 'makers_store.transfer', 'makers_store.api',"
-        " 'makers_store.sync_api', 'makers_store.factory', 'asyncio', 'platformdirs')"
+        "heavy = [m for m in ('rich', 'sqlite_utils', 'sqlite3',"
+        " 'makers_store.emulator.sqlite.backend', 'makers_store.maintenance.admin',"
+        " 'makers_store.maintenance.exporting', 'makers_store.api.context_store',"
+        " 'makers_store.sync_api', 'makers_store.api.factory', 'asyncio', 'platformdirs')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )

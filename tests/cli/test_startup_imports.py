@@ -31,9 +31,10 @@ NOT_FOR_VERSION = ("typer", "rich", "makers_store.cli.app", "makers_store.api", 
 #: Never needed by commands that read a local store: pydantic (typer's value
 #: checks), sqlite-utils (migrations of an old file only), the maintenance API,
 #: progress bars, the runtime and the other commands' modules.
-NOT_FOR_READING = ("pydantic", "sqlite_utils", "makers_store.admin", "makers_store.copying",
-                   "makers_store.importer", "makers_store.lifecycle.doctor", "rich.progress",
-                   "rich.live", "makers_store.emulator.runtime", "starlette", "uvicorn", "httpx",
+NOT_FOR_READING = ("pydantic", "sqlite_utils", "makers_store.maintenance.admin",
+                   "makers_store.maintenance.copying", "makers_store.maintenance.importing",
+                   "makers_store.maintenance.doctor", "rich.progress", "rich.live",
+                   "makers_store.emulator.runtime", "starlette", "uvicorn", "httpx",
                    "makers_store.cli.serve", "makers_store.cli.chat", "makers_store.cli.studio",
                    "makers_store.cli.blob", "makers_store.cli.transfer",
                    "makers_store.cli.doctor")  # fmt: skip
@@ -61,7 +62,8 @@ def test_version_imports_only_the_standard_library() -> None:
 def test_help_imports_no_library_backend_or_rich() -> None:
     code, modules = imported("--help")
     assert code == 0
-    heavy = ("rich", "pydantic", "asyncio", "sqlite3", "makers_store.emulator", "makers_store.api")
+    heavy = ("rich", "pydantic", "asyncio", "sqlite3", "makers_store.emulator",
+             "makers_store.api.context_store")
     assert loaded(modules, heavy) == []
 
 
