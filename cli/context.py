@@ -98,8 +98,8 @@ def check_store_url(url: str | None, *, create: bool) -> str:
     a write that creates such a store says so on stderr."""
     from pathlib import Path
 
-    from makers_store.api.factory import split_url
     from makers_store.api.location import resolve
+    from makers_store.factory import split_url
 
     from .errors import UsageProblem
 

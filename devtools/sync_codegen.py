@@ -1,7 +1,7 @@
 """Generate ``store/sync_api.py`` (:mod:`makers_store.sync_api`) from the async API.
 
-Every public ``async def`` of ``ContextStore`` (``store/api/context_store.py``,
-with its base ``FrameworkMethods`` in ``store/api/frameworks.py``), ``StateStore``
+Every public ``async def`` of ``ContextStore`` (``store/context_store.py``,
+with its base ``ConversationStore`` in ``store/api/conversation_store.py``), ``StateStore``
 (``store/api/state.py``) and ``StoreAdmin`` (``store/maintenance/admin.py``) becomes a
 ``def`` with the same signature that runs the coroutine on the store's
 portal; an async iterator (``-> AsyncIterator[T]``) becomes an iterator
@@ -21,12 +21,12 @@ import sys
 
 from . import ROOT, checked_target, checkout_root
 
-SOURCE = ROOT / "store" / "api" / "context_store.py"
+SOURCE = ROOT / "store" / "context_store.py"
 #: Where each class whose public methods are mirrored is defined.
 SOURCES = {
     "StateStore": ROOT / "store" / "api" / "state.py",
+    "ConversationStore": ROOT / "store" / "api" / "conversation_store.py",  # ContextStore's base
     "ContextStore": SOURCE,
-    "FrameworkMethods": ROOT / "store" / "api" / "frameworks.py",  # a base of ContextStore
     "StoreAdmin": ROOT / "store" / "maintenance" / "admin.py",
 }
 TARGET = ROOT / "store" / "sync_api.py"
@@ -48,12 +48,12 @@ from typing import TYPE_CHECKING, Any
 from ._core.arguments import UNSET as _UNSET
 from ._core.portal import Portal
 from ._core.runner import UnitRunner
-from .api.context_store import ContextStore
 from .api.location import StoreLocation
 from .api.state import StateStore
 from .api.watch import SyncStoreWatch
 from .blob import BlobStore
 from .blob_ops import Blob, BlobInfo
+from .context_store import ContextStore
 from .lifecycle.context_window import ContextWindow
 from .lifecycle.convert import AnthropicRequest, MessageSource
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
@@ -100,7 +100,7 @@ class SyncStateStore:
 STORE_CLASS = '''
 
 class SyncContextStore:
-    """Blocking twin of :class:`makers_store.api.context_store.ContextStore`."""
+    """Blocking twin of :class:`makers_store.context_store.ContextStore`."""
 
     def __init__(self, store: ContextStore, portal: Portal | None = None) -> None:
         self._async = store
@@ -212,7 +212,7 @@ def _is_async_iterator(node: ast.expr | None) -> bool:
 
 
 def _is_async_store(node: ast.expr | None) -> bool:
-    return isinstance(node, ast.Name) and node.id == "ContextStore"
+    return isinstance(node, ast.Name) and node.id in ("ContextStore", "ConversationStore")
 
 
 def _twin(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -258,7 +258,7 @@ def _methods(class_name: str) -> list[str]:
 
 def render() -> str:
     state = "\n\n".join(_methods("StateStore"))
-    store = "\n\n".join(_methods("ContextStore") + _methods("FrameworkMethods"))
+    store = "\n\n".join(_methods("ConversationStore") + _methods("ContextStore"))
     admin = "\n\n".join(_methods("StoreAdmin"))
     return f"{HEADER}\n{state}\n{STORE_CLASS}\n{store}\n{ADMIN_CLASS}\n{admin}\n"
 

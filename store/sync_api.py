@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 from ._core.arguments import UNSET as _UNSET
 from ._core.portal import Portal
 from ._core.runner import UnitRunner
-from .api.context_store import ContextStore
 from .api.location import StoreLocation
 from .api.state import StateStore
 from .api.watch import SyncStoreWatch
 from .blob import BlobStore
 from .blob_ops import Blob, BlobInfo
+from .context_store import ContextStore
 from .lifecycle.context_window import ContextWindow
 from .lifecycle.convert import AnthropicRequest, MessageSource
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
@@ -79,7 +79,7 @@ class SyncStateStore:
 
 
 class SyncContextStore:
-    """Blocking twin of :class:`makers_store.api.context_store.ContextStore`."""
+    """Blocking twin of :class:`makers_store.context_store.ContextStore`."""
 
     def __init__(self, store: ContextStore, portal: Portal | None = None) -> None:
         self._async = store

@@ -12,8 +12,8 @@ import pytest
 import makers_store
 from makers_store._core import keys
 from makers_store._core.runner import UnitRunner
-from makers_store.api.factory import open_blob_store
 from makers_store.emulator.memory.backend import MemoryMap
+from makers_store.factory import open_blob_store
 from makers_store.maintenance.copying import copy_store, count_units
 from makers_store.maintenance.index_repair import check_indexes
 from tests.backends import BACKENDS, backend_url

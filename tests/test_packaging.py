@@ -52,7 +52,8 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
     assert tops == {"makers_store", next(t for t in tops if t.endswith(".dist-info"))}
     for required in [
         "makers_store/py.typed",
-        "makers_store/api/context_store.py",
+        "makers_store/context_store.py",
+        "makers_store/api/conversation_store.py",
         # every room of the library (pyproject's package list names each)
         "makers_store/_core/runner.py",
         "makers_store/lifecycle/fork.py",

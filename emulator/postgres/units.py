@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, assert_never
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, assert_never
 
 from makers_store.blob import drive_async
 from makers_store.blob_ops import (
@@ -46,8 +46,6 @@ from .watch import CHANNEL, NOTIFY, payload
 if TYPE_CHECKING:
     from psycopg import AsyncConnection, AsyncCursor
     from psycopg.rows import TupleRow
-
-    from .backend import PostgresBlobStore
 
     Connection = AsyncConnection[TupleRow]
 
@@ -87,11 +85,25 @@ class Statements:
         return range_query(op, self.table, "%s")
 
 
+class UnitOwner(Protocol):
+    """What a unit reads and counts on the store that runs it
+    (:class:`~.backend.PostgresBlobStore`, which makes its units: named here
+    so that this module does not import the backend back)."""
+
+    schema: str
+    sql: Statements
+    statements: int
+    round_trips: int
+    rows_read: int
+
+    def next_etag(self) -> str: ...
+
+
 class Unit:
     """One unit of work on one connection: its operations as statements,
     with the round trips they cost counted on the store."""
 
-    def __init__(self, store: PostgresBlobStore, conn: Connection, write: bool) -> None:
+    def __init__(self, store: UnitOwner, conn: Connection, write: bool) -> None:
         self.store = store
         self.sql = store.sql
         self.conn = conn

@@ -19,6 +19,9 @@ module                         what is in it
 :mod:`.appends`                appends and their helping protocol
 :mod:`.listing`                listing conversations through the recency index
 :mod:`.activity`               a conversation's last write (what retention reads)
+:mod:`.checkpoint_programs`    LangGraph checkpoints as programs: the adapter's,
+                               and fork's and retention's walks over them
+:mod:`.value_chunks`           a bounded page of values (export and fork)
 :mod:`.vacuum`                 ``VacuumReport``, the seam's vacuum vocabulary
 :mod:`.paging`                 the one cursor walk over a listing
 :mod:`.runner`                 ``UnitRunner``: backend, clock, ids, retry policy

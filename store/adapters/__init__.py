@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..errors import missing_extra
 
 if TYPE_CHECKING:
-    from ..api.context_store import ContextStore
+    from ..api.conversation_store import ConversationStore
     from .claude.sessions import ClaudeSessionStore
     from .langgraph.checkpoints import MakersCheckpointSaver
     from .langgraph.store import MakersLangGraphStore
@@ -61,14 +61,14 @@ def require(name: str) -> None:
 # ``.langgraph_store`` sets this package's attribute of that name.)
 
 
-def make_claude_session_store(store: ContextStore) -> ClaudeSessionStore:
+def make_claude_session_store(store: ConversationStore) -> ClaudeSessionStore:
     require("claude_sessions")
     from .claude.sessions import ClaudeSessionStore
 
     return ClaudeSessionStore(store)
 
 
-async def claude_session_binding(store: ContextStore, conversation_id: str) -> str:
+async def claude_session_binding(store: ConversationStore, conversation_id: str) -> str:
     require("claude_sessions")
     from .claude.sessions import session_binding
 
@@ -76,7 +76,7 @@ async def claude_session_binding(store: ContextStore, conversation_id: str) -> s
 
 
 def make_openai_session(
-    store: ContextStore, session_id: str, max_items: int | None, *, strict: bool = False
+    store: ConversationStore, session_id: str, max_items: int | None, *, strict: bool = False
 ) -> OpenAISession:
     require("openai_sessions")
     from .openai.sessions import OpenAISession
@@ -84,14 +84,14 @@ def make_openai_session(
     return OpenAISession(store, session_id, max_items=max_items, strict=strict)
 
 
-def make_langgraph_checkpointer(store: ContextStore) -> MakersCheckpointSaver:
+def make_langgraph_checkpointer(store: ConversationStore) -> MakersCheckpointSaver:
     require("langgraph_checkpoints")
     from .langgraph.checkpoints import MakersCheckpointSaver
 
     return MakersCheckpointSaver(store)
 
 
-def make_langgraph_store(store: ContextStore) -> MakersLangGraphStore:
+def make_langgraph_store(store: ConversationStore) -> MakersLangGraphStore:
     require("langgraph_store")
     from .langgraph.store import MakersLangGraphStore
 

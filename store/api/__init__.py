@@ -1,33 +1,21 @@
-"""The public API's room: the store a user holds.
+"""The store's own API: what an agent does with conversations, messages and
+state. Public through :class:`makers_store.ContextStore`, which subclasses
+:class:`.conversation_store.ConversationStore` and adds the entries to the
+rooms above this one (``store.admin``, the framework adapters).
 
-=========================  =====================================================
-module                     what is in it
-=========================  =====================================================
-:mod:`.context_store`      ``ContextStore``: messages, conversations, binding,
-                           and the entries to the features above it
-:mod:`.state`              ``StateStore`` (``store.state``)
-:mod:`.watch`              ``ContextStore.watch``, from a backend's write feed
-:mod:`.factory`            ``open_store(url)``, ``open_blob_store(url)``: the
-                           one place a backend is picked, by URL scheme, lazily
-:mod:`.location`           where the default store lives (env, project, user)
-:mod:`.frameworks`         the framework adapters' entries on ``ContextStore``
-=========================  =====================================================
+==========================  ====================================================
+module                      what is in it
+==========================  ====================================================
+:mod:`.conversation_store`  ``ConversationStore``: messages, conversations,
+                            binding, forks, context windows, conversions,
+                            ``watch`` (the features of ``lifecycle/`` below it)
+:mod:`.state`               ``StateStore`` (``store.state``)
+:mod:`.watch`               ``ContextStore.watch``, from a backend's write feed
+:mod:`.location`            where the default store lives (env, project, user)
+==========================  ====================================================
 
-Import ``makers_store`` (its ``__all__``), not these modules: the names here
-are resolved on first use, so ``makers_store.api.location`` stays cheap.
+Imports: the core, the blob seam and ``lifecycle/``; nothing of
+``adapters/``, ``maintenance/`` or the facade above (``tests/test_rooms.py``).
+The adapters and the maintenance room take a ``ConversationStore`` from
+outside.
 """
-
-from __future__ import annotations
-
-import importlib
-from typing import Any
-
-# not imported here, not even for type checkers: the rooms above import
-# ``.context_store`` itself, and this package stays a leaf of the import graph
-__all__ = ["ContextStore"]
-
-
-def __getattr__(name: str) -> Any:
-    if name != "ContextStore":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return importlib.import_module(".context_store", __name__).ContextStore

@@ -23,7 +23,7 @@ meanwhile:
    byte under the same seqs (so generated ids still name their place), then
    the client ids' alias blobs of those seqs, then state, into the
    generation; then the
-   LangGraph thread (:func:`~makers_store.adapters.langgraph.checkpoint_programs.copy_checkpoints`,
+   LangGraph thread (:func:`~makers_store._core.checkpoint_programs.copy_checkpoints`,
    oldest checkpoint first). Each unit first checks that the reservation is
    still this fork's (a writer of the new id ends the fork with
    MemoryConflictError).
@@ -70,6 +70,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
+from .._core import checkpoint_programs as checkpoints
 from .._core import keys, names, validate
 from .._core.activity import stamp
 from .._core.codec import ConversationRecord, encode_json, pending_append
@@ -86,7 +87,7 @@ from .._core.programs import (
     visible_meta,
 )
 from .._core.runner import UnitRunner
-from ..adapters.langgraph import checkpoint_programs as checkpoints
+from .._core.value_chunks import value_chunk
 from ..blob import Capabilities
 from ..blob_ops import Op, Program, get, list_keys, put, segments_under
 from ..clock import IdSource
@@ -96,7 +97,6 @@ from ..errors import (
     MemoryValidationError,
     PreconditionFailedError,
 )
-from ..maintenance.exporting import value_chunk
 from ..models import ConversationMeta
 
 #: Checkpoints copied per unit of work (each may carry its pending writes).

@@ -61,7 +61,7 @@ once their main transcript is gone).
 
 **Checkpoints.** ``prune_checkpoints`` keeps the latest checkpoint of each
 LangGraph namespace and the ancestors LangGraph's DeltaChannel rebuilds its
-values from (:func:`~makers_store.adapters.langgraph.checkpoint_programs.keep_latest`),
+values from (:func:`~makers_store._core.checkpoint_programs.keep_latest`),
 and deletes Claude subagent transcripts whose main transcript is gone (a
 deletion of the session cut short after its commit point, or a subagent
 written for a session that was deleted meanwhile).
@@ -551,7 +551,7 @@ async def prune_checkpoints(
     checkpoint record's DeltaChannel links with the checkpointer's
     serializer (None: LangGraph is not installed; then each latest
     checkpoint keeps its whole parent chain)."""
-    from ..adapters.langgraph import checkpoint_programs as graph
+    from .._core import checkpoint_programs as graph
 
     cid = None if conversation_id is None else validate.conversation_id(conversation_id)
     dry = flag(dry_run, "dry_run")

@@ -16,7 +16,9 @@ module                     what is in it
 :mod:`.copying`            copying a whole store between backends
 =========================  ======================================================
 
-Imports: the core, :mod:`makers_store.api` (the store it is handed) and
-``lifecycle``; ``adapters`` only on use (pruning and copying their data).
-Nothing below imports this room (``tests/test_rooms.py`` checks).
+Imports: every room below it: the core, ``lifecycle/``, ``api/`` (the
+``ConversationStore`` it is handed: ``StoreAdmin(runner, store)``) and
+``adapters/`` (pruning LangGraph checkpoints reads them). Only the facade
+above imports this room, on first use of ``store.admin``
+(``tests/test_rooms.py``).
 """

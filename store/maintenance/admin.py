@@ -44,7 +44,7 @@ from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
 from .search import MessageHit
 
 if TYPE_CHECKING:
-    from ..api.context_store import ContextStore
+    from ..api.conversation_store import ConversationStore
 
 #: Keys per listing request of :meth:`StoreAdmin.list_blobs`.
 BLOB_PAGE = 500
@@ -54,7 +54,7 @@ class StoreAdmin:
     """Maintenance over the whole store a :class:`~makers_store.ContextStore`
     opens (``store.admin``): the same on every view bound from it."""
 
-    def __init__(self, runner: UnitRunner, store: ContextStore | None = None) -> None:
+    def __init__(self, runner: UnitRunner, store: ConversationStore | None = None) -> None:
         self._runner = runner
         self._store = store  # the public API the searches read through
 
@@ -171,7 +171,7 @@ class StoreAdmin:
 
     async def copy_to(
         self,
-        destination: ContextStore,
+        destination: ConversationStore,
         *,
         prune: bool = False,
         progress: Callable[[int], None] | None = None,
@@ -296,7 +296,7 @@ class StoreAdmin:
         ):
             yield meta
 
-    def _public(self) -> ContextStore:
+    def _public(self) -> ConversationStore:
         if self._store is None:
             raise MemoryValidationError("this needs the store: use store.admin")
         return self._store

@@ -96,7 +96,7 @@ from . import inventory
 from .search import BILLED_PAGE, LOCAL_PAGE
 
 if TYPE_CHECKING:
-    from ..api.context_store import ContextStore
+    from ..api.conversation_store import ConversationStore
 
 #: Messages read per unit of work when looking past a call for its result.
 _WINDOW_BATCH = 50
@@ -123,7 +123,7 @@ class HistoryRepair:
 
 
 async def check_history(
-    store: ContextStore,
+    store: ConversationStore,
     conversation_id: str | None = None,
     *,
     on_conversation: Callable[[], None] | None = None,
@@ -138,7 +138,7 @@ async def check_history(
 
 
 async def repair_history(
-    store: ContextStore,
+    store: ConversationStore,
     conversation_id: str | None = None,
     *,
     on_conversation: Callable[[], None] | None = None,
@@ -154,7 +154,7 @@ async def repair_history(
 
 
 async def _checked(
-    store: ContextStore,
+    store: ConversationStore,
     conversation_id: str | None,
     on_conversation: Callable[[], None] | None,
 ) -> AsyncIterator[tuple[str, list[HistoryFinding]]]:
@@ -178,7 +178,7 @@ async def _checked(
 
 
 async def _check_one(
-    store: ContextStore, cid: str, record: ConversationRecord | None
+    store: ConversationStore, cid: str, record: ConversationRecord | None
 ) -> list[HistoryFinding]:
     if record is not None and record.live:
         checker = HistoryChecker(cid)
@@ -206,7 +206,7 @@ async def _check_one(
     return [HistoryFinding(cid, rules.RULE_ORPHAN_ADAPTER_DATA, (), why)]
 
 
-def _messages(store: ContextStore, cid: str) -> AsyncIterator[Message]:
+def _messages(store: ConversationStore, cid: str) -> AsyncIterator[Message]:
     """The conversation's messages oldest first, a page per unit of work,
     followed by seq rather than by message id: an id held by two messages
     (old data, which :data:`~.history_rules.RULE_DUPLICATE_ID` reports) is no
@@ -274,7 +274,7 @@ def _leftovers(cid: str) -> Program[list[str]]:
 # --- the repairs ---------------------------------------------------------------
 
 
-async def repair_finding(store: ContextStore, finding: HistoryFinding) -> HistoryRepair:
+async def repair_finding(store: ConversationStore, finding: HistoryFinding) -> HistoryRepair:
     """Repair one finding of :func:`check_history` by its ``repair``, after
     checking again that it still holds (a finding read a while ago is safe to
     pass: what changed since is left alone, and what was repaired already is
@@ -304,7 +304,7 @@ async def repair_finding(store: ContextStore, finding: HistoryFinding) -> Histor
 
 
 async def _append_result(
-    store: ContextStore, cid: str, finding: HistoryFinding, call_id: str
+    store: ConversationStore, cid: str, finding: HistoryFinding, call_id: str
 ) -> str:
     """Append the interrupted result of ``call_id`` when the call is still
     made and unanswered and (outside session items) only tool results follow
@@ -349,7 +349,7 @@ def _counts(cid: str) -> Program[tuple[int, int]]:
 
 
 async def _recheck(
-    store: ContextStore, cid: str, finding: HistoryFinding, call_id: str
+    store: ConversationStore, cid: str, finding: HistoryFinding, call_id: str
 ) -> str | tuple[Any, dict[str, Any]]:
     """Why the result is not to be appended (an outcome), or its content and metadata."""
     call_mid = finding.message_ids[0]

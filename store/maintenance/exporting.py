@@ -48,6 +48,8 @@ from .._core import keys, names, paging, validate
 from .._core.codec import ConversationRecord, decode_message, decode_state, dumps_line, live_record
 from .._core.programs import load_meta
 from .._core.runner import UnitRunner
+from .._core.value_chunks import CHUNK_BYTES as CHUNK_BYTES
+from .._core.value_chunks import value_chunk
 from ..blob_ops import Entry, Program, list_keys, scan
 from ..errors import MemoryNotFoundError
 from ..models import fields_dict
@@ -55,8 +57,6 @@ from .inventory import iter_conversations
 
 FORMAT = "makers-store-export"
 VERSION = 1
-#: Largest batch of values read or written in one unit (a single bigger value still goes alone).
-CHUNK_BYTES = 1024 * 1024
 _LIST_BATCH = 500
 #: Key ranges outside conversations and indexes (escaped keys are ASCII, so
 #: nothing under ``c/`` or ``i/`` sorts after ``c/\U0010ffff`` / ``i/\U0010ffff``).
@@ -86,27 +86,6 @@ class TransferCounts:
 
 #: A key range to export: (prefix, start_after, end_before).
 Range = tuple[str, str | None, str | None]
-
-
-def value_chunk(prefix: str, start_after: str | None, end_before: str | None) -> Program[Chunk]:
-    """Values of the range from its start, up to CHUNK_BYTES (or one value),
-    and whether they are the rest of the range: the bounded page of export
-    and of ``fork_conversation``."""
-    infos = yield from list_keys(
-        prefix, start_after=start_after, end_before=end_before, limit=_LIST_BATCH
-    )
-    count = total = 0
-    for info in infos:
-        if count and total + info.size > CHUNK_BYTES:
-            break
-        count, total = count + 1, total + info.size
-    if not count:
-        return [], True
-    values = yield from scan(prefix, start_after=start_after, end_before=end_before, limit=count)
-    return values, count == len(infos) < _LIST_BATCH
-
-
-Chunk = tuple[list[Entry], bool]
 
 
 def _values(

@@ -31,12 +31,14 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .._core import validate
-from ..blob import BlobStore
 from ..errors import MemoryNotFoundError, MemoryValidationError
-from ..models import ROLES, ConversationMeta, Message, Order, fields_dict
+from ..models import ROLES, ConversationMeta, Message, fields_dict
+
+if TYPE_CHECKING:  # the store a search is handed (the CLI imports this module alone)
+    from ..api.conversation_store import ConversationStore
 
 #: Metadata keys a conversation's title is read from, first found first.
 TITLE_KEYS = ("title", "name", "subject")
@@ -54,30 +56,6 @@ PAGE = 100
 #: Nesting followed into structured content (the store allows 100 levels).
 _MAX_DEPTH = 100
 
-
-class ContextStore(Protocol):
-    """The part of :class:`makers_store.ContextStore` a search reads (named
-    structurally: the store's admin imports this module, and the store it)."""
-
-    @property
-    def blobs(self) -> BlobStore: ...
-
-    def iter_conversations(
-        self, user_id: str | None = None, order: Order | str = "desc", page_size: int = 100
-    ) -> AsyncIterator[ConversationMeta]: ...
-
-    def iter_messages(
-        self,
-        conversation_id: str | None = None,
-        order: Order | str = "asc",
-        after: str | None = None,
-        before: str | None = None,
-        page_size: int = 100,
-    ) -> AsyncIterator[Message]: ...
-
-    async def get_conversation(
-        self, conversation_id: str | None = None
-    ) -> ConversationMeta | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +138,7 @@ def _times(since: int | None, until: int | None) -> None:
 
 
 async def _conversations(
-    store: ContextStore,
+    store: ConversationStore,
     conversation_ids: Sequence[str] | None,
     user_id: str | None,
 ) -> AsyncIterator[ConversationMeta]:
@@ -176,7 +154,7 @@ async def _conversations(
 
 
 async def search_messages(
-    store: ContextStore,
+    store: ConversationStore,
     text: str,
     *,
     conversation_ids: Sequence[str] | None = None,
@@ -227,7 +205,7 @@ async def search_messages(
 
 
 async def find_conversations(
-    store: ContextStore,
+    store: ConversationStore,
     text: str,
     *,
     user_id: str | None = None,

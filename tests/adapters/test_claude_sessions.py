@@ -508,7 +508,7 @@ async def test_mtime_is_strictly_increasing_across_sessions_and_store_objects(
 async def test_concurrent_commits_on_a_transactional_backend_get_distinct_mtimes() -> None:
     """Racing appends to different sessions through several store objects each
     get their own mtime from the project's clock blob."""
-    from makers_store.api.context_store import ContextStore
+    from makers_store.context_store import ContextStore
     from makers_store.emulator.memory.backend import MemoryBlobStore
 
     shared = MemoryMap()
@@ -530,7 +530,7 @@ async def test_costly_backends_keep_mtime_per_session_without_a_project_clock() 
     """On object storage every conversation of a deployment shares the project
     key, so no shared clock blob is written (it would serialise them all): a
     session's mtime is strictly increasing, across sessions it is the clock."""
-    from makers_store.api.context_store import ContextStore
+    from makers_store.context_store import ContextStore
     from makers_store.emulator.memory.backend import StepwiseMemoryBlobStore
 
     shared = MemoryMap()

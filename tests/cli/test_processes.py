@@ -60,8 +60,8 @@ def test_help_imports_no_backend_rich_or_sqlite() -> None:
         "assert CliRunner().invoke(app, ['--help']).exit_code == 0\n"
         "heavy = [m for m in ('rich', 'sqlite_utils', 'sqlite3',"
         " 'makers_store.emulator.sqlite.backend', 'makers_store.maintenance.admin',"
-        " 'makers_store.maintenance.exporting', 'makers_store.api.context_store',"
-        " 'makers_store.sync_api', 'makers_store.api.factory', 'asyncio', 'platformdirs')"
+        " 'makers_store.maintenance.exporting', 'makers_store.context_store',"
+        " 'makers_store.sync_api', 'makers_store.factory', 'asyncio', 'platformdirs')"
         " if m in sys.modules]\n"
         "print(heavy)\n"
     )

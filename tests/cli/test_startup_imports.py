@@ -63,7 +63,7 @@ def test_help_imports_no_library_backend_or_rich() -> None:
     code, modules = imported("--help")
     assert code == 0
     heavy = ("rich", "pydantic", "asyncio", "sqlite3", "makers_store.emulator",
-             "makers_store.api.context_store")
+             "makers_store.context_store")
     assert loaded(modules, heavy) == []
 
 

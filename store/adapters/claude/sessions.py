@@ -60,7 +60,7 @@ from ...errors import MemoryValidationError
 from . import session_programs as programs
 
 if TYPE_CHECKING:
-    from ...api.context_store import ContextStore
+    from ...api.conversation_store import ConversationStore
 
 __all__ = ["ClaudeSessionStore", "session_binding"]
 
@@ -92,7 +92,7 @@ class ClaudeSessionStore(SessionStore):
     the SDK's ``*_from_store`` / ``*_via_store`` helpers read it too.
     """
 
-    def __init__(self, store: ContextStore) -> None:
+    def __init__(self, store: ConversationStore) -> None:
         self._store = store
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
@@ -172,7 +172,7 @@ class ClaudeSessionStore(SessionStore):
         return found
 
 
-async def session_binding(store: ContextStore, cid: str) -> str:
+async def session_binding(store: ConversationStore, cid: str) -> str:
     """The Claude session id of conversation ``cid`` (validated by the caller)."""
     if _SESSION_UUID_RE.fullmatch(cid):
         return cid

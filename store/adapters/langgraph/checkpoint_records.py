@@ -37,7 +37,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from makers_store._core import adapter_keys, validate
 from makers_store.errors import MemoryValidationError
 
-from .checkpoint_programs import DeltaLinks, StoredCheckpoint, WriteRecord, pack, unpack
+from ..._core.checkpoint_programs import DeltaLinks, StoredCheckpoint, WriteRecord, pack, unpack
 
 # --- arguments ---------------------------------------------------------------
 

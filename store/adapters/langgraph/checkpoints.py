@@ -56,12 +56,12 @@ from makers_store._core import adapter_keys
 from makers_store._core.activity import TOUCH_RESOLUTION_MS
 from makers_store.errors import MemoryValidationError
 
+from ..._core import checkpoint_programs as programs
 from ..sync_bridge import SyncBridge
-from . import checkpoint_programs as programs
 from . import checkpoint_records as records
 
 if TYPE_CHECKING:
-    from makers_store.api.context_store import ContextStore
+    from makers_store.api.conversation_store import ConversationStore
 
 T = TypeVar("T")
 _LIST_PAGE = 100
@@ -73,7 +73,9 @@ _STAMPS_KEPT = 10_000
 class MakersCheckpointSaver(BaseCheckpointSaver[int]):
     """LangGraph checkpoints in a makers-store ``ContextStore``."""
 
-    def __init__(self, store: ContextStore, *, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self, store: ConversationStore, *, serde: SerializerProtocol | None = None
+    ) -> None:
         super().__init__(serde=serde)
         self._runner = store.runner
         #: thread -> the stamp its meta held when this saver last read it (or when

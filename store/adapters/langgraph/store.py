@@ -67,7 +67,7 @@ from .store_sweeper import follow, running_loop, stopped, waited
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from ...api.context_store import ContextStore
+    from ...api.conversation_store import ConversationStore
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class MakersLangGraphStore(BaseStore):
 
     def __init__(
         self,
-        store: ContextStore,
+        store: ConversationStore,
         *,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,

@@ -45,7 +45,7 @@ from ...models import Message
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
-    from ...api.context_store import ContextStore
+    from ...api.conversation_store import ConversationStore
 
 #: metadata key that marks a message as an SDK session item (the platform's)
 MARKER = "agent_sdk_session"
@@ -126,7 +126,7 @@ class OpenAISession:
 
     def __init__(
         self,
-        store: ContextStore,
+        store: ConversationStore,
         session_id: str,
         *,
         max_items: int | None = None,

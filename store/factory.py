@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from ..blob import BlobStore
-from ..clock import Clock, IdSource
-from ..errors import MemoryNotFoundError, MemoryValidationError
+from .api.location import StoreLocation, resolve
+from .blob import BlobStore
+from .clock import Clock, IdSource
 from .context_store import ContextStore
-from .location import StoreLocation, resolve
+from .errors import MemoryNotFoundError, MemoryValidationError
 
 # scheme -> "module:factory"; each factory takes (url, path, options) and returns a BlobStore.
 BACKENDS: dict[str, str] = {

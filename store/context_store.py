@@ -1,20 +1,25 @@
-"""The agent-framework side of :class:`~makers_store.ContextStore`: the methods
-that hand out an adapter (Claude Agent SDK, OpenAI Agents SDK, LangGraph),
-each an optional extra (:mod:`makers_store.adapters`), and the Claude SDK's
-``SessionStore`` protocol on the store itself.
+"""``ContextStore``, the store a user holds: :class:`ConversationStore` (the
+store's own API, :mod:`makers_store.api`) and the entries to the rooms above
+it, which take the store from outside: ``store.admin`` (the maintenance room,
+built on first use) and the methods that hand out an adapter (Claude Agent
+SDK, OpenAI Agents SDK, LangGraph), each an optional extra
+(:mod:`makers_store.adapters`), with the Claude SDK's ``SessionStore``
+protocol on the store itself.
 
-Kept apart from the store's own API by concept: :class:`FrameworkMethods` is
-a base class of ContextStore and of nothing else, and the sync facade's
-generator (``python -m devtools.sync_codegen``) reads it with ContextStore.
+This module is the facade's (the top of ``store/``'s map): nothing below it
+imports it, so neither the adapters nor the maintenance room know this class,
+only the :class:`ConversationStore` they are handed. The sync facade's
+generator (``python -m devtools.sync_codegen``) reads both classes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
-from .. import adapters
-from .._core import arguments
+from . import adapters
+from ._core import arguments
+from .api.conversation_store import ConversationStore
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import (
@@ -25,33 +30,39 @@ if TYPE_CHECKING:
         SessionSummaryEntry,
     )
 
-    from ..adapters.claude.sessions import ClaudeSessionStore
-    from ..adapters.langgraph.checkpoints import MakersCheckpointSaver
-    from ..adapters.langgraph.store import MakersLangGraphStore
-    from ..adapters.openai.sessions import OpenAISession
-    from .context_store import ContextStore
+    from .adapters.claude.sessions import ClaudeSessionStore
+    from .adapters.langgraph.checkpoints import MakersCheckpointSaver
+    from .adapters.langgraph.store import MakersLangGraphStore
+    from .adapters.openai.sessions import OpenAISession
+    from .maintenance.admin import StoreAdmin
 
 
-class FrameworkMethods:
-    """The framework adapters of a store (a base class of ContextStore)."""
+class ContextStore(ConversationStore):
+    """``context.store``: conversations, messages and state over a Blob store.
 
-    #: adapters built once per store, shared with the views bound from it
-    _adapters: dict[str, Any]
+    Create one with :func:`makers_store.open_store`; ``bind(conversation_id)``
+    gives the store an agent sees as ``ctx.store``, whose ``state`` works and
+    whose methods default ``conversation_id`` to the bound one.
+    """
 
-    def _store(self) -> ContextStore:
-        # A base of ContextStore only: every instance is a ContextStore.
-        return cast("ContextStore", self)
+    @property
+    def admin(self) -> StoreAdmin:
+        """Maintenance over the whole store: counts, index check and rebuild,
+        export, import, copy, search, raw blobs
+        (:class:`~makers_store.maintenance.admin.StoreAdmin`)."""
+        from .maintenance.admin import StoreAdmin  # imported on use: import and copy machinery
+
+        return StoreAdmin(self.runner, self)
 
     def claude_session_store(self) -> ClaudeSessionStore:
         """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
-        return adapters.make_claude_session_store(self._store())
+        return adapters.make_claude_session_store(self)
 
     async def claude_session_binding(self, conversation_id: str | None = None) -> str:
         """The Claude session id (a UUID) of ``conversation_id``: the id itself
         if it is a UUID, else one generated once and persisted."""
-        store = self._store()
-        cid = arguments.conversation(store.conversation_id, conversation_id)
-        return await adapters.claude_session_binding(store, cid)
+        cid = arguments.conversation(self.conversation_id, conversation_id)
+        return await adapters.claude_session_binding(self, cid)
 
     def openai_session(
         self, session_id: str, max_items: int | None = None, *, strict: bool = False
@@ -61,7 +72,7 @@ class FrameworkMethods:
         ``get_items`` never returns a function call without its output (it
         gets one saying the call was interrupted) or an output without its
         call; ``strict=True`` raises InvalidHistoryError instead."""
-        return adapters.make_openai_session(self._store(), session_id, max_items, strict=strict)
+        return adapters.make_openai_session(self, session_id, max_items, strict=strict)
 
     # The Claude SDK's SessionStore protocol on the store itself, so that
     # ``session_store=ctx.store`` works as the platform's Python doc shows.
@@ -102,11 +113,11 @@ class FrameworkMethods:
         return self._adapter("langgraph_store", adapters.make_langgraph_store)
 
     def _adapter(
-        self, name: str, build: Callable[[ContextStore], adapters.AdapterT]
+        self, name: str, build: Callable[[ConversationStore], adapters.AdapterT]
     ) -> adapters.AdapterT:
         """``build(self)``, made once per store: the views bound from it share it."""
         built = self._adapters
         if name not in built:
-            built[name] = build(self._store())
+            built[name] = build(self)
         adapter: adapters.AdapterT = built[name]  # what ``build`` made under this name
         return adapter

@@ -1,4 +1,8 @@
-"""The asynchronous public API: :class:`ContextStore` and its ``state``.
+"""The asynchronous public API's own part: :class:`ConversationStore`, the base
+of :class:`makers_store.ContextStore` (conversations, messages, ``state``,
+binding, forks, windows, conversions, ``watch``). The rooms above it (the
+adapters, maintenance) take one from outside; the facade
+(:mod:`makers_store.context_store`) adds their entries.
 
 Every method validates its arguments (raising before anything is written),
 builds a program from :mod:`makers_store._core.programs`, and has the backend run
@@ -12,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 from .._core import (
     appends,
@@ -37,16 +41,12 @@ from ..lifecycle.convert import to_anthropic_messages as _to_anthropic
 from ..lifecycle.convert import to_anthropic_request as _to_anthropic_request
 from ..lifecycle.convert import to_openai_input as _to_openai
 from ..models import ConversationMeta, ListConversationsResult, Message, Order, Role
-from .frameworks import FrameworkMethods
 from .location import StoreLocation
 from .state import StateStore
 from .watch import StoreWatch
 
-if TYPE_CHECKING:
-    from ..maintenance.admin import StoreAdmin
 
-
-class ContextStore(FrameworkMethods):
+class ConversationStore:
     """``context.store``: conversations, messages and state over a Blob store.
 
     Create one with :func:`makers_store.open_store`; ``bind(conversation_id)``
@@ -64,7 +64,7 @@ class ContextStore(FrameworkMethods):
     ) -> None:
         self._runner = UnitRunner(blobs, clock=clock or system_clock, ids=ids or random_suffix)
         self._location = location
-        self._adapters = {}  # see FrameworkMethods
+        self._adapters: dict[str, Any] = {}  # built by the facade, shared with bound views
         self._closed = False
         self._conversation_id: str | None = None
         self._run_id: str | None = None
@@ -85,15 +85,6 @@ class ContextStore(FrameworkMethods):
         return self._runner
 
     @property
-    def admin(self) -> StoreAdmin:
-        """Maintenance over the whole store: counts, index check and rebuild,
-        export, import, copy, search, raw blobs
-        (:class:`~makers_store.maintenance.admin.StoreAdmin`)."""
-        from ..maintenance.admin import StoreAdmin  # imported on use: the import and copy machinery
-
-        return StoreAdmin(self._runner, self)
-
-    @property
     def location(self) -> StoreLocation | None:
         """Where the data lives and why that place was chosen."""
         return self._location
@@ -108,11 +99,11 @@ class ContextStore(FrameworkMethods):
         """The agent run this store was bound in (``bind(..., run_id=)``), if any."""
         return self._run_id
 
-    def bind(self, conversation_id: str | None, *, run_id: str | None = None) -> ContextStore:
+    def bind(self, conversation_id: str | None, *, run_id: str | None = None) -> Self:
         """A store over the same data, bound to ``conversation_id`` and to the
         run ``run_id``. ``None`` gives an unbound view (``ctx.store`` of a
         request without a conversation): its ``state`` raises."""
-        bound = object.__new__(ContextStore)
+        bound = object.__new__(type(self))
         bound._runner = self._runner
         bound._location = self._location
         bound._adapters = self._adapters
@@ -144,7 +135,7 @@ class ContextStore(FrameworkMethods):
                     await aclose()
             await self._runner.blobs.close()
 
-    async def __aenter__(self) -> ContextStore:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
