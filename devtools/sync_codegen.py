@@ -54,11 +54,9 @@ from .api.watch import SyncStoreWatch
 from .blob import BlobStore
 from .blob_ops import Blob, BlobInfo
 from .context_store import ContextStore
-from .lifecycle.context_window import ContextWindow
-from .lifecycle.convert import AnthropicRequest, MessageSource
 from .models import ConversationMeta, ListConversationsResult, Message, Order, Role
 
-if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on use
+if TYPE_CHECKING:  # types only: the features are imported on use (store.admin, windows...)
     from claude_agent_sdk.types import (
         SessionKey,
         SessionListSubkeysKey,
@@ -72,6 +70,8 @@ if TYPE_CHECKING:  # the maintenance API's types: imported with store.admin, on 
     from .adapters.langgraph.checkpoints import MakersCheckpointSaver
     from .adapters.langgraph.store import MakersLangGraphStore
     from .adapters.openai.sessions import OpenAISession
+    from .lifecycle.context_window import ContextWindow
+    from .lifecycle.convert import AnthropicRequest, MessageSource
     from .lifecycle.history_rules import HistoryFinding
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
     from .maintenance.admin import StoreAdmin

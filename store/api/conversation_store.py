@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from .._core import (
-    appends,
     arguments,
     keys,
     listing,
@@ -34,16 +33,15 @@ from .._core.runner import UnitRunner
 from ..blob import BlobStore
 from ..clock import Clock, IdSource, random_suffix, system_clock
 from ..errors import MemoryValidationError
-from ..lifecycle import context_window as windows
-from ..lifecycle.context_window import ContextWindow
-from ..lifecycle.convert import AnthropicRequest, MessageSource
-from ..lifecycle.convert import to_anthropic_messages as _to_anthropic
-from ..lifecycle.convert import to_anthropic_request as _to_anthropic_request
-from ..lifecycle.convert import to_openai_input as _to_openai
 from ..models import ConversationMeta, ListConversationsResult, Message, Order, Role
 from .location import StoreLocation
 from .state import StateStore
 from .watch import StoreWatch
+
+if TYPE_CHECKING:  # the features below are imported by the methods that run them,
+    # so that opening a store (the CLI's start-up) costs only what it reads
+    from ..lifecycle.context_window import ContextWindow
+    from ..lifecycle.convert import AnthropicRequest, MessageSource
 
 
 class ConversationStore:
@@ -171,6 +169,8 @@ class ConversationStore:
         metadata_json = validate.metadata_json(metadata)
         uid = validate.optional_user_id(user_id)
         client_id = validate.client_message_id(message_id)
+        from .._core import appends  # on use: the CLI's reads do without it
+
         now, tie = self._runner.stamp()
         new = appends.NewMessage(
             cid,
@@ -199,6 +199,8 @@ class ConversationStore:
         cid = self._cid(conversation_id)
         uid = validate.optional_user_id(user_id)
         batch = validate.message_batch(arguments.required(messages, "messages"))
+        from .._core import appends
+
         now, tie = self._runner.stamp()
         news = appends.new_messages(cid, batch, uid, now, tie, self._runner.ids)
         caps = self.blobs.capabilities
@@ -460,6 +462,8 @@ class ConversationStore:
         in the window only (:mod:`makers_store.lifecycle.history_guard`);
         ``strict=True`` raises :class:`~makers_store.InvalidHistoryError`
         instead."""
+        from ..lifecycle import context_window as windows  # on use, as each feature
+
         cid = self._cid(conversation_id)
         count = windows.window_size(last)
         caps = self.blobs.capabilities
@@ -480,6 +484,8 @@ class ConversationStore:
             summary = given  # the bound store's set_summary(summary, until=...)
             given = None
         cid = self._cid(given)
+        from ..lifecycle import context_window as windows
+
         text = windows.summary_text(arguments.required(summary, "summary"))
         mark = validate.identifier(arguments.required(until, "until"), "until")
         now = self._runner.clock()
@@ -520,7 +526,9 @@ class ConversationStore:
         context window's summary, left out: :meth:`to_anthropic_request`).
         Orphan tool calls and results are fixed in the output (``strict``:
         InvalidHistoryError instead), as :mod:`makers_store.lifecycle.convert` says."""
-        return _to_anthropic(messages, strict=strict)
+        from ..lifecycle.convert import to_anthropic_messages
+
+        return to_anthropic_messages(messages, strict=strict)
 
     def to_anthropic_request(
         self, messages: MessageSource, *, strict: bool = False
@@ -528,7 +536,9 @@ class ConversationStore:
         """``{"messages", "system"?}`` for Anthropic's ``messages.create(**...)``:
         the system text (a context window's summary, stored system turns)
         beside the messages; tool calls guarded as in :meth:`to_anthropic_messages`."""
-        return _to_anthropic_request(messages, strict=strict)
+        from ..lifecycle.convert import to_anthropic_request
+
+        return to_anthropic_request(messages, strict=strict)
 
     def to_openai_input(
         self, messages: MessageSource, *, strict: bool = False
@@ -536,4 +546,6 @@ class ConversationStore:
         """``{role, content}`` items for OpenAI Chat Completions; a context
         window's summary first, as a system message; tool calls guarded as in
         :meth:`to_anthropic_messages`."""
-        return _to_openai(messages, strict=strict)
+        from ..lifecycle.convert import to_openai_input
+
+        return to_openai_input(messages, strict=strict)

@@ -26,25 +26,21 @@ from typing import TYPE_CHECKING
 
 from .._core import paging, validate
 from .._core.runner import UnitRunner
-from .._core.vacuum import VacuumReport
 from ..blob_ops import Blob, BlobInfo, get, list_keys
 from ..errors import MemoryValidationError, MissingExtraError
-from ..lifecycle import retention
-from ..lifecycle.history_rules import HistoryFinding
-from ..lifecycle.retention import CheckpointPruneReport, PruneReport
 from ..models import ConversationMeta
-from . import copying, doctor, index_repair, inventory, search
-from . import exporting as transfer
-from . import importing as importer
-from .copying import CopyReport
-from .doctor import HistoryRepair
-from .exporting import TransferCounts
-from .index_repair import IndexCheck, IndexEntry, RebuildSummary
-from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
-from .search import MessageHit
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # each feature module is imported by the method that runs it
+    from .._core.vacuum import VacuumReport
     from ..api.conversation_store import ConversationStore
+    from ..lifecycle.history_rules import HistoryFinding
+    from ..lifecycle.retention import CheckpointPruneReport, PruneReport
+    from .copying import CopyReport
+    from .doctor import HistoryRepair
+    from .exporting import TransferCounts
+    from .index_repair import IndexCheck, IndexEntry, RebuildSummary
+    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
+    from .search import MessageHit
 
 #: Keys per listing request of :meth:`StoreAdmin.list_blobs`.
 BLOB_PAGE = 500
@@ -64,17 +60,23 @@ class StoreAdmin:
         """Live conversations, their messages, state entries and index
         entries, the users (ids with a per-user index) and the blobs the
         framework adapters keep."""
+        from . import inventory
+
         return await inventory.store_counts(self._runner)
 
     async def count_conversations(self) -> int:
         """How many conversation ids own data (a cheap walk: no meta is read);
         the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
+        from . import inventory
+
         return await inventory.count_conversations(self._runner)
 
     async def iter_user_ids(self) -> AsyncIterator[str]:
         """Every user id the store has a per-user index of (the ``user_id`` of
         appends), in key order: one listing per user, in bounded units of
         work. ``list_conversations(user_id=...)`` lists each one's conversations."""
+        from . import inventory
+
         async for uid in inventory.iter_user_ids(self._runner):
             yield uid
 
@@ -82,6 +84,8 @@ class StoreAdmin:
         """The user ids whose index lists the conversation (the ``user_id`` of
         its appends), or None when it does not exist. Not a field of
         ConversationMeta, whose fields are the platform's."""
+        from . import inventory
+
         cid = validate.conversation_id(conversation_id)
         return await inventory.conversation_users(self._runner, cid)
 
@@ -89,6 +93,8 @@ class StoreAdmin:
         """The names (namespace and id) of the LangGraph checkpoints of the
         conversation's thread, newest first within each namespace; read from
         the keys, so without LangGraph installed (``conv show`` names them)."""
+        from . import inventory
+
         cid = validate.conversation_id(conversation_id)
         return await inventory.checkpoint_names(self._runner, cid)
 
@@ -98,6 +104,8 @@ class StoreAdmin:
         No recency index lists them, so this walks the store's conversation
         ids (one listing per conversation, in bounded units of work; never
         one per key): a maintenance read, not a per-request one."""
+        from . import inventory
+
         async for item in inventory.iter_state_only(self._runner):
             yield item
 
@@ -107,6 +115,8 @@ class StoreAdmin:
         """Compare every index entry with the conversations' metas, and every
         meta with the entries it implies; ``.ok`` when nothing drifted.
         Read-only."""
+        from . import index_repair
+
         return await index_repair.check_indexes(self._runner)
 
     async def rebuild_index(
@@ -115,11 +125,15 @@ class StoreAdmin:
         """Recreate every index entry from the conversations' metas, then
         delete the entries that are not current. ``on_conversation(n)``
         reports progress after each batch of ``n`` conversations."""
+        from . import index_repair
+
         return await index_repair.rebuild_indexes(self._runner, on_conversation=on_conversation)
 
     async def iter_index_entries(self, *, user_id: str | None = None) -> AsyncIterator[IndexEntry]:
         """Every raw index entry (the recency index, then the per-user ones),
         or only ``user_id``'s, each judged against its conversation's meta."""
+        from . import index_repair
+
         uid = validate.optional_user_id(user_id)
         async for entry in index_repair.iter_index_entries(self._runner, user_id=uid):
             yield entry
@@ -139,6 +153,8 @@ class StoreAdmin:
         conversation walked. Blobs outside conversations (framework data) are
         exported only when nothing is selected. The format:
         :mod:`makers_store.maintenance.exporting`."""
+        from . import exporting as transfer
+
         return await transfer.export_jsonl(
             self._runner,
             write,
@@ -160,6 +176,8 @@ class StoreAdmin:
         work (idempotent; an interrupted import is finished by running it
         again). ``progress(line, lines)`` reports records read;
         ``on_conversation(done, conversations)`` runs after each conversation."""
+        from . import importing as importer
+
         return await importer.import_jsonl(
             self._runner, source, progress=progress, on_conversation=on_conversation
         )
@@ -167,6 +185,8 @@ class StoreAdmin:
     async def count_units(self) -> int:
         """How many conversations and blobs outside them the store holds: the
         progress total of :meth:`copy_to`."""
+        from . import copying
+
         return await copying.count_units(self._runner)
 
     async def copy_to(
@@ -186,6 +206,8 @@ class StoreAdmin:
         (the copy uses the destination from the source's event loop). The
         destination's writes run through its own runner: its clock, ids and
         retry policy hold there."""
+        from . import copying
+
         target = destination.runner
         if target.blobs is self._runner.blobs:
             raise MemoryValidationError("destination is this store: copy_to needs another one")
@@ -214,6 +236,8 @@ class StoreAdmin:
         ``conversation_ids`` limits the prune to those (a plan shown before;
         each still judged at delete time). ``on_conversation(n)`` runs after
         each unit of work with the conversations it deleted."""
+        from ..lifecycle import retention
+
         return await retention.prune_conversations(
             self._runner,
             idle_for,
@@ -233,6 +257,8 @@ class StoreAdmin:
         transcript is gone. ``dry_run`` only counts. Records are read with the
         default LangGraph serializer when LangGraph is installed (without
         it, each latest checkpoint keeps its whole parent chain)."""
+        from ..lifecycle import retention
+
         inspect = None
         if self._store is not None:
             try:
@@ -266,6 +292,8 @@ class StoreAdmin:
         each a :class:`~makers_store.maintenance.search.MessageHit` with a snippet.
         ``on_conversation()`` runs after each conversation searched. Memory
         stays bounded: see :mod:`makers_store.maintenance.search`."""
+        from . import search
+
         async for hit in search.search_messages(
             self._public(),
             text,
@@ -291,6 +319,8 @@ class StoreAdmin:
         """The conversations whose id or title contains ``text``, ignoring
         case, newest first, last message from ``since`` to ``until`` (ms,
         included), at most ``limit``."""
+        from . import search
+
         async for meta in search.find_conversations(
             self._public(), text, user_id=user_id, since=since, until=until, limit=limit
         ):
@@ -319,6 +349,8 @@ class StoreAdmin:
         Read-only; memory stays bounded (see
         :mod:`makers_store.maintenance.doctor`). ``on_conversation()`` runs after
         each conversation id checked."""
+        from . import doctor
+
         async for finding in doctor.check_history(
             self._public(), conversation_id, on_conversation=on_conversation
         ):
@@ -337,6 +369,8 @@ class StoreAdmin:
         later of two exact duplicates is deleted. One
         :class:`~makers_store.maintenance.doctor.HistoryRepair` per such
         finding; a second run finds nothing left to repair."""
+        from . import doctor
+
         async for repair in doctor.repair_history(
             self._public(), conversation_id, on_conversation=on_conversation
         ):

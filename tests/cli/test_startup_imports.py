@@ -88,6 +88,25 @@ def test_reading_a_local_store_imports_only_that_command(tmp_path: Path, args: l
     assert loaded(modules, others) == []  # one noun built, not the tree
 
 
+#: What ``conv list`` on an empty store does not need: it asks ``store.admin``
+#: whether any conversation holds only state (the inventory's walk), and
+#: nothing else of the maintenance room, of retention or of the adapters.
+NOT_FOR_AN_EMPTY_LIST = ("makers_store.maintenance.copying", "makers_store.maintenance.importing",
+                         "makers_store.maintenance.exporting", "makers_store.maintenance.doctor",
+                         "makers_store.maintenance.index_repair", "makers_store.maintenance.search",
+                         "makers_store.lifecycle.retention", "makers_store.lifecycle.fork",
+                         "makers_store.adapters.claude", "makers_store.adapters.openai",
+                         "makers_store.adapters.langgraph", *NOT_FOR_READING[:2],
+                         *NOT_FOR_READING[6:])  # fmt: skip
+
+
+def test_listing_an_empty_store_imports_only_the_inventory_of_the_admin(tmp_path: Path) -> None:
+    code, modules = imported("--store", make_store(f"sqlite:///{tmp_path}/s.db"), "conv", "list")
+    assert code == 0
+    assert "makers_store.maintenance.inventory" in modules  # the state-only check ran
+    assert loaded(modules, NOT_FOR_AN_EMPTY_LIST) == []
+
+
 def test_the_version_printed_is_the_installed_one() -> None:
     from importlib.metadata import version
 
