@@ -113,7 +113,7 @@ CLOSE_DURING_READ = textwrap.dedent(
     """
     import asyncio, random, sqlite3, sys
     from pathlib import Path
-    from makers_store.emulator import sqlite_watch
+    from makers_store.emulator.sqlite import watch as sqlite_watch
 
     async def main(path):
         sqlite_watch.CHECK_INTERVAL = 0
