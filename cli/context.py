@@ -37,7 +37,7 @@ class Session:
     ``store`` is the blocking public API, and ``store.admin`` its maintenance
     API: commands use nothing else. A call interrupted by Ctrl-C is cancelled
     and awaited by the portal before KeyboardInterrupt goes on (see
-    :mod:`makers_store.portal`). ``create=False`` (readers, and writers that
+    :mod:`makers_store._core.portal`). ``create=False`` (readers, and writers that
     only change what exists) refuses a store that does not exist instead of
     creating an empty one. Two stores used together (``copy``) share one
     ``portal``, which the caller then stops.
@@ -98,8 +98,8 @@ def check_store_url(url: str | None, *, create: bool) -> str:
     a write that creates such a store says so on stderr."""
     from pathlib import Path
 
+    from makers_store.api.location import resolve
     from makers_store.factory import split_url
-    from makers_store.location import resolve
 
     from .errors import UsageProblem
 
@@ -177,7 +177,7 @@ def note_projects_below() -> None:
     import os
     from pathlib import Path
 
-    from makers_store.location import (
+    from makers_store.api.location import (
         ENV_VAR,
         PROJECT_STORE,
         find_project,

@@ -135,7 +135,7 @@ def _filtered(
 def _judge(
     find: str | None, since: int | None, until: int | None, order: str
 ) -> Callable[[ConversationMeta], str]:
-    from makers_store.search import conversation_matches, pattern
+    from makers_store.maintenance.search import conversation_matches, pattern
 
     found = pattern(find) if find is not None else None
 

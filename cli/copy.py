@@ -1,6 +1,6 @@
 """``makers-store copy SRC_URL DST_URL``: move a whole store between backends.
 
-What is copied and why a second run writes nothing: :mod:`makers_store.copying`.
+What is copied and why a second run writes nothing: :mod:`makers_store.maintenance.copying`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from .text import counted
 
 if TYPE_CHECKING:
     from makers_store import IndexCheck, RebuildSummary
-    from makers_store.search_text import SearchIndexCheck
+    from makers_store.blob import SearchIndexCheck
 
     from .render import Screen
 

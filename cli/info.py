@@ -61,7 +61,7 @@ def info_command(ctx: typer.Context, as_json: JsonOutput = False) -> None:
 
 def _not_created(url: str | None, *, as_json: bool) -> None:
     """What ``info`` says about a store no write has created yet."""
-    from makers_store.location import resolve
+    from makers_store.api.location import resolve
 
     from .render import emit_json, stdout
 

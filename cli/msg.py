@@ -194,7 +194,7 @@ def _walk(
     from contextlib import closing
     from itertools import islice
 
-    from makers_store.search import CLOCK_SLACK_MS
+    from makers_store.maintenance.search import CLOCK_SLACK_MS
 
     size = PAGE if limit is None else min(PAGE, limit + 1)  # + 1: whether more lie beyond
     walk = store.iter_messages(

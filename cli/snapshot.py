@@ -1,7 +1,7 @@
 """``makers-store snapshot``, ``reset`` and ``seed``: the dev loop's data.
 
 The rules (what a snapshot holds, consistency, failures, where they live):
-:mod:`makers_store.snapshots`. Restoring, resetting and replacing a snapshot
+:mod:`makers_store.maintenance.snapshots`. Restoring, resetting and replacing a snapshot
 ask first, as every command that deletes does (:func:`.options.confirmed`).
 """
 
@@ -80,7 +80,7 @@ def save_command(
     messages, state, users, LangGraph checkpoints and store items, Claude
     sessions, OpenAI items. On SQLite the store as of one moment, agents
     writing meanwhile. Replacing a snapshot of that name asks first."""
-    from makers_store.snapshots import check_name
+    from makers_store.maintenance.snapshots import check_name
 
     with open_session(ctx) as session:
         store = session.store

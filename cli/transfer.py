@@ -1,7 +1,7 @@
 """``makers-store export`` and ``makers-store import``: the store as JSON lines.
 
 The format and the import's guarantees are described in
-:mod:`makers_store.transfer`.
+:mod:`makers_store.maintenance.exporting`.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _active(
 
 def _empty_export() -> str:
     """The header line alone: what export writes for a store with nothing in it."""
-    from makers_store.transfer import FORMAT, VERSION
+    from makers_store.maintenance.exporting import FORMAT, VERSION
 
     from .render import json_text
 
@@ -197,7 +197,7 @@ def _dry_run_import(ctx: typer.Context, path: Path, label: str, *, as_json: bool
     """Check the file as the import would (a bad line is named, exit code 2),
     print what importing it would do and end the command. A store that does
     not exist yet is not created: everything in the file would be new."""
-    from makers_store.importer import validate_jsonl
+    from makers_store.maintenance.importing import validate_jsonl
 
     from .errors import StoreNotFound, UsageProblem
     from .options import confirmed
@@ -235,7 +235,7 @@ def _say_all_equal(counts: dict[str, Any], file: Path, *, as_json: bool) -> None
     stderr().print(f"imported nothing from {file}: 0 written, {equal}{blobs} already equal")
 
 
-#: What each line of an export is (makers_store.transfer's format).
+#: What each line of an export is (makers_store.maintenance.exporting's format).
 EXPORT_RECORDS = frozenset({"header", "conversation", "message", "state", "adapter", "blob"})
 
 
@@ -309,7 +309,7 @@ def import_command(
             _dry_run_import(ctx, path, _label(file), as_json=as_json)
         try:
             with open_session(ctx, create=True) as session:
-                from makers_store.importer import validate_jsonl
+                from makers_store.maintenance.importing import validate_jsonl
 
                 from .plans import import_plan
 

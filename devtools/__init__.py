@@ -1,6 +1,7 @@
 """Development-time generators, run from a checkout; never part of the wheel.
 
-- ``python -m devtools.sync_codegen`` writes ``store/sync_api.py`` from ``store/api.py``;
+- ``python -m devtools.sync_codegen`` writes ``store/sync_api.py`` from
+  ``store/context_store.py``;
 - ``python -m devtools.completions`` writes the shell scripts in ``completions/``;
 - ``python -m devtools.cli_reference`` writes ``docs/cli-reference.md`` from the typer app;
 - ``python -m devtools.api_reference`` writes ``docs/api-reference.md`` from the docstrings.
@@ -23,7 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def checkout_root() -> Path:
     """:data:`ROOT`, after checking that it is a makers-store checkout."""
-    if not (ROOT / "pyproject.toml").is_file() or not (ROOT / "store" / "api.py").is_file():
+    api = ROOT / "store" / "context_store.py"
+    if not (ROOT / "pyproject.toml").is_file() or not api.is_file():
         raise SystemExit(f"{ROOT} is not a makers-store checkout; run the generators from one")
     return ROOT
 

@@ -18,7 +18,7 @@ Invariants:
 
   - its loop shutting down its asynchronous generators, which
     ``asyncio.run``, ``asyncio.Runner``, pytest-asyncio and
-    :meth:`makers_store.portal.Portal.stop` do before closing the loop (the
+    :meth:`makers_store._core.portal.Portal.stop` do before closing the loop (the
     OpenAI SDK's ``run_sync`` after every run): a watcher generator started
     on the loop releases it there, while the loop still runs, so a program
     that forgot to close the store still ends promptly and cleanly;

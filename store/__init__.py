@@ -4,6 +4,58 @@
 >>> store = makers_store.open_store("memory://")
 
 See docs/library.md for the API; :mod:`makers_store.errors` draws the error tree.
+
+The package is in rooms, in layers; a folder is an import path. Lowest first:
+
+==================  ==============================================================
+room                what is in it
+==================  ==============================================================
+foundation          ``errors.py`` (the error tree), ``models.py`` (Message,
+                    ConversationMeta...), ``clock.py`` (clocks, id sources),
+                    ``text.py`` (user data made safe to print)
+core                ``_core/`` (private: the key layout, the records, the
+                    I/O-free programs, the unit runner; its map is its
+                    ``__init__``), with the public seam beside it:
+                    ``blob_ops.py`` (what a program speaks), ``blob.py`` (what
+                    a backend implements), ``blob_conformance.py`` (the
+                    backends' test kit), ``retry.py`` (the one retry policy)
+``lifecycle/``      a conversation's life after it is written: forks, context
+                    windows and conversions, retention, the history rules
+``api/``            ``ConversationStore``: the store's own API (messages,
+                    conversations, state, watch), over the two rooms below
+``adapters/``       the agent frameworks' storage protocols
+                    (``claude/``, ``openai/``, ``langgraph/``), optional extras
+``maintenance/``    ``store.admin``: inventory, index repair, search, the
+                    history doctor, export, import, copy
+facade              this file (``__all__``, resolved on first use),
+                    ``context_store.py`` (``ContextStore``: ``ConversationStore``
+                    plus the entries to ``adapters/`` and ``maintenance/``),
+                    ``factory.py`` (``open_store(url)``), ``sync_api.py`` (the
+                    blocking twins, generated)
+==================  ==============================================================
+
+Which room imports which: a room imports its own modules and the rooms
+listed before it (lower), never one listed after it (higher), whether at
+import time, inside a function or for type checkers only
+(``tests/test_rooms.py``). So the core
+imports nothing of ``api/``, ``lifecycle/``, ``adapters/`` or
+``maintenance/``; the adapters and the maintenance room take the store (a
+``ConversationStore``) or its runner from outside; only the facade knows
+``ContextStore``, and builds ``store.admin`` and the adapters on first use.
+No module imports another that imports it back, not even for types
+(``tests/test_store_imports.py``).
+
+Outside the store, ``cli/`` and ``emulator/`` import what ``__all__`` exports
+and the documented internal interface: for a backend, ``blob``, ``blob_ops``,
+``retry`` (its queue allowance) and ``errors``; for the CLI, the runtime and
+the Studio, also ``text``, ``models``, ``clock``, ``factory.split_url``,
+:mod:`makers_store.api.location`, the history rules' vocabulary
+(:mod:`makers_store.lifecycle.history_rules`), the search's matching
+(:mod:`makers_store.maintenance.search`), the export format's names
+(:mod:`makers_store.maintenance.exporting`, ``importing.validate_jsonl``),
+the adapters' accessors, and the codec's limits
+(:mod:`makers_store._core.codec`: ``MAX_NESTING``, ``has_surrogate``,
+``find_surrogate``).
 """
 
 from __future__ import annotations
@@ -15,13 +67,16 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from .admin import StoreAdmin
-    from .api import ContextStore
+    from ._core.portal import Portal
+    from ._core.runner import UnitRunner
+    from ._core.vacuum import VacuumReport
+    from .api.location import StoreLocation
+    from .api.state import StateStore
+    from .api.watch import StoreChange, StoreWatch, SyncStoreWatch
     from .blob import BlobStore
     from .blob_ops import Blob, BlobInfo
     from .clock import Clock, IdSource
-    from .convert import to_anthropic_messages, to_anthropic_request, to_openai_input
-    from .copying import CopyReport
+    from .context_store import ContextStore
     from .errors import (
         BackendError,
         InvalidHistoryError,
@@ -36,35 +91,32 @@ if TYPE_CHECKING:
         SyncCallInEventLoopError,
     )
     from .factory import open_blob_store, open_store
-    from .index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
-    from .inventory import CheckpointName, StateOnlyConversation, StoreCounts
     from .lifecycle.context_window import ContextWindow
-    from .lifecycle.doctor import HistoryRepair
+    from .lifecycle.convert import to_anthropic_messages, to_anthropic_request, to_openai_input
     from .lifecycle.history_rules import HistoryFinding
     from .lifecycle.retention import CheckpointPruneReport, PruneReport
-    from .lifecycle.vacuum import VacuumReport
-    from .location import StoreLocation
+    from .maintenance.admin import StoreAdmin
+    from .maintenance.copying import CopyReport
+    from .maintenance.doctor import HistoryRepair
+    from .maintenance.exporting import TransferCounts
+    from .maintenance.index_repair import IndexCheck, IndexDrift, IndexEntry, RebuildSummary
+    from .maintenance.inventory import CheckpointName, StateOnlyConversation, StoreCounts
+    from .maintenance.search import MessageHit
+    from .maintenance.snapshots import SnapshotInfo
     from .models import ConversationMeta, ListConversationsResult, Message
-    from .portal import Portal
-    from .runner import UnitRunner
-    from .search import MessageHit
-    from .snapshots import SnapshotInfo
-    from .state_api import StateStore
     from .sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
-    from .transfer import TransferCounts
-    from .watch import StoreChange, StoreWatch, SyncStoreWatch
 
 # Imported on first use (PEP 562): importing any submodule, such as the CLI
 # (makers_store.cli), runs this file first, and `makers-store --help` must not
 # pay for the API and its backends (issue 12, item 22).
 _SOURCES = {
-    ".admin": ("StoreAdmin",),
-    ".api": ("ContextStore",),
+    ".maintenance.admin": ("StoreAdmin",),
+    ".context_store": ("ContextStore",),
     ".blob": ("BlobStore",),
     ".blob_ops": ("Blob", "BlobInfo"),
     ".clock": ("Clock", "IdSource"),
-    ".copying": ("CopyReport",),
-    ".convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
+    ".maintenance.copying": ("CopyReport",),
+    ".lifecycle.convert": ("to_anthropic_messages", "to_anthropic_request", "to_openai_input"),
     ".errors": (
         "BackendError",
         "InvalidHistoryError",
@@ -79,23 +131,23 @@ _SOURCES = {
         "SyncCallInEventLoopError",
     ),
     ".factory": ("open_blob_store", "open_store"),
-    ".index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
-    ".inventory": ("CheckpointName", "StateOnlyConversation", "StoreCounts"),
+    ".maintenance.index_repair": ("IndexCheck", "IndexDrift", "IndexEntry", "RebuildSummary"),
+    ".maintenance.inventory": ("CheckpointName", "StateOnlyConversation", "StoreCounts"),
     ".lifecycle.context_window": ("ContextWindow",),
-    ".lifecycle.doctor": ("HistoryRepair",),
+    ".maintenance.doctor": ("HistoryRepair",),
     ".lifecycle.history_rules": ("HistoryFinding",),
     ".lifecycle.retention": ("CheckpointPruneReport", "PruneReport"),
-    ".lifecycle.vacuum": ("VacuumReport",),
-    ".location": ("StoreLocation",),
+    "._core.vacuum": ("VacuumReport",),
+    ".api.location": ("StoreLocation",),
     ".models": ("ConversationMeta", "ListConversationsResult", "Message"),
-    ".portal": ("Portal",),
-    ".runner": ("UnitRunner",),
-    ".search": ("MessageHit",),
-    ".snapshots": ("SnapshotInfo",),
-    ".state_api": ("StateStore",),
+    "._core.portal": ("Portal",),
+    "._core.runner": ("UnitRunner",),
+    ".maintenance.search": ("MessageHit",),
+    ".maintenance.snapshots": ("SnapshotInfo",),
+    ".api.state": ("StateStore",),
     ".sync_api": ("SyncContextStore", "SyncStateStore", "SyncStoreAdmin"),
-    ".transfer": ("TransferCounts",),
-    ".watch": ("StoreChange", "StoreWatch", "SyncStoreWatch"),
+    ".maintenance.exporting": ("TransferCounts",),
+    ".api.watch": ("StoreChange", "StoreWatch", "SyncStoreWatch"),
 }
 _MODULE_OF = {name: module for module, names in _SOURCES.items() for name in names}
 

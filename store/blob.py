@@ -28,10 +28,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
+# The seam's vocabulary too: a backend's vacuum report, and the rule of the
+# search index a backend may keep (search_message_keys), re-exported so the
+# backends import the blob interface alone.
+from ._core.search_text import MESSAGE_KEY_GLOB as MESSAGE_KEY_GLOB
+from ._core.search_text import MIN_QUERY as MIN_QUERY
+from ._core.search_text import SearchIndexCheck as SearchIndexCheck
+from ._core.search_text import fold as fold
+from ._core.search_text import indexed_text as indexed_text
+from ._core.search_text import is_message_key as is_message_key
+from ._core.search_text import message_text_of_blob as message_text_of_blob
+from ._core.vacuum import VacuumReport as VacuumReport
 from .blob_ops import Blob, BlobInfo, Delete, Get, ListKeys, Op, Program, Put, single
 from .errors import PreconditionFailedError
-from .lifecycle.vacuum import VacuumReport as VacuumReport  # the seam's vocabulary too
-from .search_text import SearchIndexCheck
 
 T = TypeVar("T")
 
@@ -99,7 +108,7 @@ class BlobStore(abc.ABC):
         wait no longer than their usual busy handling allows. This default
         does nothing and says so: a backend that frees space as it deletes
         (object storage, memory) needs nothing more. The rules of the
-        emulator's backends: :mod:`makers_store.lifecycle.vacuum`."""
+        emulator's backends: :mod:`makers_store._core.vacuum`."""
         return VacuumReport(
             backend=type(self).__name__,
             bytes_before=None,
@@ -111,7 +120,7 @@ class BlobStore(abc.ABC):
     def home(self) -> Path | None:
         """The folder holding the store's own files (a SQLite store's
         database), where its snapshots go by default; None (this default):
-        the store has no files here (:mod:`makers_store.snapshots`)."""
+        the store has no files here (:mod:`makers_store.maintenance.snapshots`)."""
         return None
 
     async def save_file_copy(self, destination: Path) -> bool:
@@ -131,12 +140,12 @@ class BlobStore(abc.ABC):
 
     async def search_message_keys(self, folded: str, limit: int) -> list[str] | None:
         """Keys of message blobs whose text may hold ``folded`` (a query
-        folded by :func:`makers_store.search_text.fold`, at least
-        :data:`~makers_store.search_text.MIN_QUERY` characters), from a search
+        folded by :func:`makers_store.blob.fold`, at least
+        :data:`~makers_store.blob.MIN_QUERY` characters), from a search
         index kept in the unit of work that writes each message: at most
         ``limit``, every match among them (extra candidates are allowed: the
         search checks each). Optional: this default, None, means no index,
-        and the search reads the messages instead (:mod:`makers_store.search`)."""
+        and the search reads the messages instead (:mod:`makers_store.maintenance.search`)."""
         return None
 
     async def check_search_index(self) -> SearchIndexCheck | None:

@@ -14,7 +14,7 @@ The store's logic is I/O-free: each public call is a *program*
 (:data:`Program`), a generator that yields these operations and receives
 their results; the typed helpers (``blob = yield from get(key)``) are how
 programs yield them. This module is that vocabulary, shared by both sides of
-the seam: the programs that speak it (``store/programs.py`` and the others)
+the seam: the programs that speak it (``store/_core/programs.py`` and the others)
 and the backends that answer it. How a backend runs a program, and what it
 can do, is :mod:`makers_store.blob`; the two are separate so that a program
 reads nothing about backends and a backend finds its whole interface in one
@@ -292,7 +292,7 @@ def each_batch(
     (``values``: with their values), strictly between ``start_after`` and
     ``end_before``, in key order, inside the caller's unit of work: the one
     loop of a program that goes through all a prefix holds (a walk that reads
-    a page per unit is :mod:`makers_store.paging`'s). A batch shorter than
+    a page per unit is :mod:`makers_store._core.paging`'s). A batch shorter than
     ``size`` is the last. True when ``visit`` stopped the walk."""
     while True:
         batch: list[Any] = yield (Scan if values else ListKeys)(

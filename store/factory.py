@@ -9,10 +9,10 @@ operation at a time, like object storage), ``postgresql://user@host/db``
 
 from __future__ import annotations
 
-from .api import ContextStore
-from .backend_urls import BACKENDS, open_blob_store, split_url
+from .api.backend_urls import BACKENDS, open_blob_store, split_url
+from .api.location import StoreLocation, resolve
 from .clock import Clock, IdSource
-from .location import StoreLocation, resolve
+from .context_store import ContextStore
 
 __all__ = ["BACKENDS", "open_blob_store", "open_store", "split_url"]
 
@@ -24,7 +24,7 @@ def open_store(
     ids: IdSource | None = None,
     create: bool = True,
 ) -> ContextStore:
-    """Open the store at ``url`` (see :mod:`makers_store.location` for the
+    """Open the store at ``url`` (see :mod:`makers_store.api.location` for the
     default); ``create=False``: see :func:`open_blob_store`."""
     location: StoreLocation = resolve(url)
     blobs = open_blob_store(location.url, create=create)

@@ -28,7 +28,7 @@ it gives up, the error names what the
 writers kept changing (a conversation, a LangGraph item, a Claude session),
 from the key of the blob whose condition failed.
 
-Both the store's unit runner (:class:`makers_store.runner.UnitRunner`) and the
+Both the store's unit runner (:class:`makers_store._core.runner.UnitRunner`) and the
 importer retry through :data:`DEFAULT_RETRY`; tests build a policy with a
 fake clock and sleep.
 """
@@ -43,12 +43,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from . import keys
-from .adapter_keys import (
-    CLAUDE_PROJECTS,
-    is_langgraph_store_key,
-    parse_langgraph_item_key,
-)
+from ._core import keys
+from ._core.adapter_keys import CLAUDE_PROJECTS, is_langgraph_store_key, parse_langgraph_item_key
 from .errors import MemoryConflictError, MemoryValidationError, PreconditionFailedError
 
 T = TypeVar("T")

@@ -22,7 +22,7 @@ from makers_store.blob_conformance import (
     run_blob_rule,
 )
 from makers_store.blob_ops import Op, Program, Put
-from makers_store.emulator.memory import MemoryBlobStore
+from makers_store.emulator.memory.backend import MemoryBlobStore
 from tests.backends import BACKENDS, backend_url
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ from langgraph.checkpoint.conformance.test_utils import (
 
 import makers_store
 from makers_store import ContextStore, MemoryValidationError
-from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
+from makers_store.adapters.langgraph.checkpoints import MakersCheckpointSaver
 from makers_store.clock import FixedClock, counting_suffixes
 from tests.backends import BACKENDS, backend_url
 

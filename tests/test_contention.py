@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 import makers_store
-from makers_store.emulator.memory import StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import StepwiseMemoryBlobStore
 from makers_store.errors import MemoryConflictError, PreconditionFailedError
 from makers_store.retry import (
     DEFAULT_RETRY,

@@ -24,7 +24,11 @@ from makers_store import (
 )
 from makers_store.blob_ops import BlobInfo, Entry, Op
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import (
+    MemoryBlobStore,
+    MemoryMap,
+    StepwiseMemoryBlobStore,
+)
 from makers_store.lifecycle.context_window import SUMMARY_INTRO
 from tests.test_convert import OPENAI, check_anthropic_rules
 

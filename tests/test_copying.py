@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store import keys
-from makers_store.copying import copy_store, count_units
-from makers_store.emulator.memory import MemoryMap
+from makers_store._core import keys
+from makers_store._core.runner import UnitRunner
+from makers_store.emulator.memory.backend import MemoryMap
 from makers_store.factory import open_blob_store
-from makers_store.index_repair import check_indexes
-from makers_store.runner import UnitRunner
+from makers_store.maintenance.copying import copy_store, count_units
+from makers_store.maintenance.index_repair import check_indexes
 from tests.backends import BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, CrashingBlobStore
 
@@ -184,8 +184,8 @@ async def test_langgraph_store_items_written_blob_by_blob_are_reindexed(how: str
     import io
 
     from makers_store.clock import FixedClock
-    from makers_store.importer import import_jsonl
-    from makers_store.transfer import export_jsonl
+    from makers_store.maintenance.exporting import export_jsonl
+    from makers_store.maintenance.importing import import_jsonl
 
     src = makers_store.open_store("memory://", clock=FixedClock(start=1_800_000_000_000))
     dst = makers_store.open_store("memory://", clock=FixedClock(start=1_700_000_000_000))

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from makers_store import ContextStore, MemoryConflictError
+from makers_store._core.codec import ConversationRecord
+from makers_store._core.programs import STALE_INDEX_BATCH
 from makers_store.blob_ops import DeleteMany, Get, Op, Put
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.codec import ConversationRecord
-from makers_store.emulator.memory import MemoryMap, StepwiseMemoryBlobStore
-from makers_store.index_repair import check_indexes
-from makers_store.programs import STALE_INDEX_BATCH
+from makers_store.emulator.memory.backend import MemoryMap, StepwiseMemoryBlobStore
+from makers_store.maintenance.index_repair import check_indexes
 
 
 class Crash(BaseException):

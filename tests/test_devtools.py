@@ -23,7 +23,7 @@ def test_they_are_not_modules_of_the_package() -> None:
 
 def test_they_read_and_write_the_checkout() -> None:
     assert ROOT == Path(__file__).resolve().parents[1]
-    assert sync_codegen.SOURCE == ROOT / "store" / "api.py"
+    assert sync_codegen.SOURCE == ROOT / "store" / "context_store.py"
     assert sync_codegen.TARGET == Path(makers_store.sync_api.__file__)
     assert completions.DIRECTORY == ROOT / "completions"
 

@@ -194,7 +194,7 @@ def test_the_prose_pages_together_are_of_a_weight_a_stranger_reads() -> None:
 
 
 #: The folders and files at the top of the checkout: a path in the docs that
-#: starts with one of them (``store/api.py``, ``tests/apps/``) names the
+#: starts with one of them (``store/blob.py``, ``tests/apps/``) names the
 #: repository; others (``agents/chat.py``, ``.makers-store/``) name a user's project.
 #: Hidden ones (caches, .venv, .git) are a checkout's, not the repository's, but .ci.
 TOP = sorted(
@@ -259,7 +259,7 @@ DOCUMENTED = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 
 @pytest.mark.parametrize("page", DOCUMENTED, ids=lambda page: page.name)
 def test_every_repository_path_and_module_named_exists(page: Path) -> None:
-    """A path the README or a docs page names (``store/api.py``,
+    """A path the README or a docs page names (``store/blob.py``,
     ``emulator/runtime/front/``, ``tests/apps/``, ``devtools/...``) is in the
     checkout, and a ``makers_store.x.y`` it names imports or is an attribute
     of a module that does (issue 31)."""
@@ -273,9 +273,9 @@ def test_every_repository_path_and_module_named_exists(page: Path) -> None:
 def test_the_path_check_sees_paths_and_modules() -> None:
     """The check above can fail: it finds paths in prose and code spans, and
     tells a missing path or module from a present one."""
-    text = "see `store/api.py`, emulator/runtime/front/ and tests/nope.py; agents/chat.py"
-    assert named_paths(text) == {"store/api.py", "emulator/runtime/front/", "tests/nope.py"}
-    assert exists("store/api.py") and exists("emulator/runtime/front/") and exists("tests/*.py")
+    text = "see `store/blob.py`, emulator/runtime/front/ and tests/nope.py; agents/chat.py"
+    assert named_paths(text) == {"store/blob.py", "emulator/runtime/front/", "tests/nope.py"}
+    assert exists("store/blob.py") and exists("emulator/runtime/front/") and exists("tests/*.py")
     assert not exists("tests/nope.py")
     assert resolves("makers_store.open_store") and resolves("makers_store.emulator")
     assert not resolves("makers_store.no_such_module") and not resolves("makers_store.nope.x")

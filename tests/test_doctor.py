@@ -14,17 +14,18 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 import makers_store
-from makers_store import ContextStore, MemoryCorruptError, MemoryNotFoundError, keys
+from makers_store import ContextStore, MemoryCorruptError, MemoryNotFoundError
+from makers_store._core import keys
+from makers_store._core.codec import encode_message
+from makers_store._core.programs import load_meta, save_meta
 from makers_store.blob_ops import put
 from makers_store.clock import FixedClock
-from makers_store.codec import encode_message
-from makers_store.convert import to_anthropic_messages, to_openai_input
-from makers_store.lifecycle import doctor
 from makers_store.lifecycle import history_rules as rules
-from makers_store.lifecycle.doctor import HistoryRepair
+from makers_store.lifecycle.convert import to_anthropic_messages, to_openai_input
 from makers_store.lifecycle.history_rules import HistoryFinding
-from makers_store.programs import load_meta, save_meta
-from makers_store.search import BILLED_PAGE, LOCAL_PAGE
+from makers_store.maintenance import doctor
+from makers_store.maintenance.doctor import HistoryRepair
+from makers_store.maintenance.search import BILLED_PAGE, LOCAL_PAGE
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": "{}"}}
 
@@ -602,7 +603,10 @@ async def test_a_result_stored_at_any_step_of_the_repair_is_never_answered_twice
     read, so it never follows a stored real result (issue 35: on S3 the
     re-check read, then the append went ahead in another unit)."""
     from makers_store.blob_ops import Op, Program
-    from makers_store.emulator.memory import MemoryBlobStore, StepwiseMemoryBlobStore
+    from makers_store.emulator.memory.backend import (
+        MemoryBlobStore,
+        StepwiseMemoryBlobStore,
+    )
 
     class Stepped(StepwiseMemoryBlobStore):
         hook: Any = None

@@ -22,7 +22,11 @@ from makers_store import (
 from makers_store.blob import BlobStore
 from makers_store.blob_ops import Op, Program
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import (
+    MemoryBlobStore,
+    MemoryMap,
+    StepwiseMemoryBlobStore,
+)
 from tests.test_crash_ordering import Crash, CrashingBlobStore, copy
 
 # --- what a user sees of a conversation -------------------------------------------
@@ -357,7 +361,7 @@ async def crash_seed() -> MemoryMap:
 async def test_a_fork_cut_short_at_any_step_leaves_nothing_or_the_whole_fork(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from makers_store import transfer
+    from makers_store.maintenance import exporting as transfer
 
     monkeypatch.setattr(transfer, "_LIST_BATCH", 3)  # several pages of three
     seeded = await crash_seed()
@@ -468,7 +472,7 @@ async def test_a_fork_reads_as_the_source_up_to_the_cut_whatever_the_interleavin
     actions: list[tuple[int, str, int]],
     cut: int | None,
 ) -> None:
-    from makers_store import transfer
+    from makers_store.maintenance import exporting as transfer
 
     monkeypatch.setattr(transfer, "_LIST_BATCH", 2)
     blobs: BlobStore = SteppedStore() if kind == "stepwise" else UnitStore()
@@ -541,8 +545,8 @@ async def test_changes_after_the_cut_never_restart_the_fork(
     every unit on an atomic one) another writer appends to the source and
     deletes a message after the cut: the fork plans once and commits the
     source up to the cut (issue 35: such deletes restarted it until it gave up)."""
-    from makers_store import transfer
     from makers_store.lifecycle import fork
+    from makers_store.maintenance import exporting as transfer
 
     monkeypatch.setattr(transfer, "_LIST_BATCH", 2)  # many pages: many steps to churn between
     plans = 0

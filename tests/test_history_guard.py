@@ -182,7 +182,7 @@ def test_an_orphan_result_is_left_out_and_a_valid_history_passes_unchanged() -> 
 
 
 def history_guard_free_openai(messages: list[Message]) -> list[dict[str, Any]]:
-    from makers_store.convert import openai_items
+    from makers_store.lifecycle.convert import openai_items
 
     return openai_items(messages)
 

@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import makers_store
-from makers_store import codec, validate
+from makers_store._core import codec, validate
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.errors import MemoryCorruptError, MemoryValidationError
-from makers_store.importer import MAX_IMPORTED_SEQ, import_jsonl
-from makers_store.transfer import export_jsonl
+from makers_store.maintenance.exporting import export_jsonl
+from makers_store.maintenance.importing import MAX_IMPORTED_SEQ, import_jsonl
 
 HEADER = '{"type":"header","format":"makers-store-export","version":1}'
 
@@ -173,7 +173,7 @@ async def test_stored_values_too_deep_to_decode_are_corrupt_not_a_crash(
     """Data written by an older version, before the limit, reads as corrupt."""
     await seeded(store)
     bomb = b"[" * 50_000 + b"]" * 50_000
-    from makers_store import keys
+    from makers_store._core import keys
 
     await store.blobs.put(keys.state_key("c", "old"), bomb)
     with pytest.raises(MemoryCorruptError, match="nested too deeply"):
@@ -319,7 +319,7 @@ async def test_conversation_metadata_is_capped_after_the_merge(
 async def test_oversized_metadata_stored_before_the_cap_may_shrink(
     store: makers_store.ContextStore,
 ) -> None:
-    from makers_store import keys
+    from makers_store._core import keys
 
     await seeded(store)
     blob = await store.blobs.get(keys.meta_key("c"))
@@ -514,7 +514,7 @@ async def test_hostile_corpus_round_trips(store: makers_store.ContextStore) -> N
 
 
 async def test_export_of_a_surrogate_stored_before_it_was_refused_is_utf8_and_named() -> None:
-    from makers_store import keys
+    from makers_store._core import keys
 
     async with makers_store.open_store("memory://") as store:
         await store.bind("c").state.set("ok", 1)

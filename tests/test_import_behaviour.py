@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store import keys
+from makers_store._core import keys
 from makers_store.clock import FixedClock, counting_suffixes
 from makers_store.errors import MemoryValidationError
 from tests.backends import backend_url
@@ -189,7 +189,7 @@ async def test_an_old_export_imports_by_the_safe_rule(url: str) -> None:
 
 
 def test_an_export_that_contradicts_itself_is_refused() -> None:
-    from makers_store.importer import validate_jsonl
+    from makers_store.maintenance.importing import validate_jsonl
 
     header = '{"type":"header","format":"makers-store-export","version":1}\n'
     conversation = (

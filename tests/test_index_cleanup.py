@@ -15,13 +15,17 @@ from typing import Any
 import pytest
 
 from makers_store import ContextStore
+from makers_store._core.codec import ConversationRecord
+from makers_store._core.keys import meta_key
+from makers_store._core.programs import STALE_INDEX_BATCH
 from makers_store.blob_ops import GetMany, Op
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.codec import ConversationRecord
-from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
-from makers_store.index_repair import check_indexes, rebuild_indexes
-from makers_store.keys import meta_key
-from makers_store.programs import STALE_INDEX_BATCH
+from makers_store.emulator.memory.backend import (
+    MemoryBlobStore,
+    MemoryMap,
+    StepwiseMemoryBlobStore,
+)
+from makers_store.maintenance.index_repair import check_indexes, rebuild_indexes
 
 CID = "c"
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store import ContextStore, keys
+from makers_store import ContextStore
+from makers_store._core import keys
+from makers_store._core.codec import ConversationRecord
 from makers_store.clock import FixedClock
-from makers_store.codec import ConversationRecord
-from makers_store.index_repair import check_indexes
+from makers_store.maintenance.index_repair import check_indexes
 from tests.backends import BACKENDS, backend_url
 
 
@@ -87,8 +88,8 @@ async def test_entries_from_before_ties_still_list_and_move_on_the_next_write() 
 async def test_an_export_keeps_the_order_of_one_millisecond(tmp_path: Path) -> None:
     import io
 
-    from makers_store.importer import import_jsonl
-    from makers_store.transfer import export_jsonl
+    from makers_store.maintenance.exporting import export_jsonl
+    from makers_store.maintenance.importing import import_jsonl
 
     clock = FixedClock(start=1_800_000_000_000, step=0)
     store = makers_store.open_store("memory://", clock=clock)

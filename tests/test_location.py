@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store.emulator.migrations import SCHEMA_VERSION
+from makers_store.api.location import resolve
+from makers_store.emulator.sqlite.migrations import SCHEMA_VERSION
 from makers_store.factory import split_url
-from makers_store.location import resolve
 
 
 def test_explicit_url_wins(tmp_path: Path) -> None:

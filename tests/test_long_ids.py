@@ -3,7 +3,7 @@
 256 characters of 4-byte UTF-8 escape to 3,072 key characters; keys cut them
 (``keys.id_segment``), so every key fits S3's 1,024 bytes and PostgreSQL's
 index entry limit, and a store written before that moves in place on first
-use (``makers_store.layout``).
+use (``makers_store._core.layout``).
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store import ContextStore, adapter_keys, keys
-from makers_store.copying import copy_store
-from makers_store.importer import import_jsonl
-from makers_store.index_repair import check_indexes
-from makers_store.inventory import iter_conversations
-from makers_store.layout import LAYOUT
-from makers_store.transfer import export_jsonl
+from makers_store import ContextStore
+from makers_store._core import adapter_keys, keys
+from makers_store._core.layout import LAYOUT
+from makers_store.maintenance.copying import copy_store
+from makers_store.maintenance.exporting import export_jsonl
+from makers_store.maintenance.importing import import_jsonl
+from makers_store.maintenance.index_repair import check_indexes
+from makers_store.maintenance.inventory import iter_conversations
 from tests.backends import ADAPTER_BACKENDS, BACKENDS, backend_url
 
 CID = "😀" * 256

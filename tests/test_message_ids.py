@@ -27,7 +27,7 @@ from makers_store import (
     MemoryNotFoundError,
     MemoryValidationError,
 )
-from makers_store.emulator.memory import MemoryMap
+from makers_store.emulator.memory.backend import MemoryMap
 from tests.backends import SHARED_BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, copy, open_on
 from tests.test_fork import Interleaving
@@ -498,7 +498,7 @@ def test_a_batch_with_caller_ids_is_all_or_nothing_whatever_writes_between_its_s
 
 async def _batch_race(actions: list[tuple[int, str]]) -> None:
     from makers_store.blob_ops import Op
-    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+    from makers_store.emulator.memory.backend import StepwiseMemoryBlobStore
 
     class Stepped(StepwiseMemoryBlobStore):
         interleaving: Interleaving | None = None

@@ -25,9 +25,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import makers_store
 from makers_store import MemoryConflictError, MemoryNotFoundError, MemoryValidationError
-from makers_store.importer import import_jsonl
-from makers_store.keys import id_segment
-from makers_store.transfer import export_jsonl
+from makers_store._core.keys import id_segment
+from makers_store.maintenance.exporting import export_jsonl
+from makers_store.maintenance.importing import import_jsonl
 from tests.backends import BACKENDS, backend_url
 
 # The longest ids, of 4-byte characters, are cut in keys (keys.id_segment).

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store.index_repair import iter_index_entries
+from makers_store.maintenance.index_repair import iter_index_entries
 from tests.backends import SHARED_BACKENDS, backend_url
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -52,8 +52,19 @@ def test_wheel_holds_only_makers_store(wheel: Path) -> None:
     assert tops == {"makers_store", next(t for t in tops if t.endswith(".dist-info"))}
     for required in [
         "makers_store/py.typed",
-        "makers_store/api.py",
-        "makers_store/emulator/sqlite.py",
+        "makers_store/context_store.py",
+        "makers_store/api/conversation_store.py",
+        # every room of the library (pyproject's package list names each)
+        "makers_store/_core/runner.py",
+        "makers_store/lifecycle/fork.py",
+        "makers_store/maintenance/admin.py",
+        "makers_store/adapters/claude/sessions.py",
+        "makers_store/adapters/openai/sessions.py",
+        "makers_store/adapters/langgraph/store.py",
+        "makers_store/emulator/memory/backend.py",
+        "makers_store/emulator/postgres/units.py",
+        "makers_store/emulator/s3/requests.py",
+        "makers_store/emulator/sqlite/backend.py",
         "makers_store/emulator/runtime/__init__.py",
         "makers_store/emulator/runtime/tools/__init__.py",
         # served code imports `_platform`; it ships as package data, put on the workers' path

@@ -19,8 +19,8 @@ import makers_store
 from makers_store import BlobStore, open_blob_store
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
 from makers_store.blob_ops import Op, Program, get, prefix_end
-from makers_store.emulator import postgres_migrations
-from makers_store.emulator.postgres import PostgresBlobStore, from_url
+from makers_store.emulator.postgres import migrations as postgres_migrations
+from makers_store.emulator.postgres.backend import PostgresBlobStore, from_url
 from makers_store.errors import (
     BackendError,
     MemoryValidationError,

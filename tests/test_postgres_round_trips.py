@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 import makers_store
+from makers_store._core.activity import TOUCH_RESOLUTION_MS
 from makers_store.blob_ops import Program, delete_many, put
 from makers_store.clock import FixedClock
-from makers_store.emulator.postgres import PostgresBlobStore
+from makers_store.emulator.postgres.backend import PostgresBlobStore
 from makers_store.errors import BackendError
-from makers_store.lifecycle.activity import TOUCH_RESOLUTION_MS
 from tests.servers.postgres import postgres_url
 
 

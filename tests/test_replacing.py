@@ -17,11 +17,11 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore
-from makers_store.emulator.memory import MemoryMap
-from makers_store.importer import import_jsonl
-from makers_store.index_repair import check_indexes
-from makers_store.runner import UnitRunner
-from makers_store.transfer import export_jsonl
+from makers_store._core.runner import UnitRunner
+from makers_store.emulator.memory.backend import MemoryMap
+from makers_store.maintenance.exporting import export_jsonl
+from makers_store.maintenance.importing import import_jsonl
+from makers_store.maintenance.index_repair import check_indexes
 from tests.backends import BACKENDS, backend_url
 from tests.test_copying import copy_map
 from tests.test_crash_ordering import Crash, CrashingBlobStore

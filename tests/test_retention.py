@@ -30,7 +30,11 @@ from makers_store import (
 )
 from makers_store.blob_ops import Get, Op
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import (
+    MemoryBlobStore,
+    MemoryMap,
+    StepwiseMemoryBlobStore,
+)
 from tests.backends import SHARED_BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, CrashingBlobStore
 from tests.test_multiprocess import worker

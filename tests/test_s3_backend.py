@@ -27,18 +27,18 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from makers_store import open_blob_store, open_store
+from makers_store._core.programs import STALE_INDEX_BATCH
 from makers_store.blob_conformance import CHECKS, run_blob_conformance
 from makers_store.blob_ops import DeleteMany, Scan, single
-from makers_store.emulator import s3_requests
-from makers_store.emulator.s3 import S3BlobStore
-from makers_store.emulator.s3_requests import NONCE_SIZE
+from makers_store.emulator.s3 import requests as s3_requests
+from makers_store.emulator.s3.backend import S3BlobStore
+from makers_store.emulator.s3.requests import NONCE_SIZE
 from makers_store.errors import (
     BackendError,
     MemoryCorruptError,
     MemoryValidationError,
     PreconditionFailedError,
 )
-from makers_store.programs import STALE_INDEX_BATCH
 from tests.servers.s3 import BUCKET, REGION, endpoint, s3_url
 
 if TYPE_CHECKING:

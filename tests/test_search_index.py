@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import makers_store
 from makers_store import search
-from makers_store.search_text import MIN_QUERY, fold, indexed_text
+from makers_store.blob import MIN_QUERY, fold, indexed_text
 from tests.backends import BACKENDS, backend_url
 
 #: The backends with a search index (stepwise memory and S3 always scan).
@@ -344,7 +344,7 @@ def test_a_catch_up_leaves_the_write_lock_free_between_batches(tmp_path: Path) -
     time and pauses between two, so another process's writer gets the write
     lock meanwhile (it took it back at once: writers elsewhere could wait
     until their busy timeout and fail, as a restore did after a bulk import)."""
-    from makers_store.emulator import sqlite_search
+    from makers_store.emulator.sqlite import search as sqlite_search
 
     path = tmp_path / "s.db"
     batches = 5

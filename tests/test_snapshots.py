@@ -12,7 +12,7 @@ import pytest
 import makers_store
 from makers_store import ContextStore, MemoryConflictError, MemoryNotFoundError
 from makers_store.errors import MemoryValidationError
-from makers_store.snapshots import MANIFEST_KEY
+from makers_store.maintenance.snapshots import MANIFEST_KEY
 from tests.backends import BACKENDS, backend_url
 
 

@@ -16,11 +16,15 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store import BackendError, keys
+from makers_store import BackendError
+from makers_store._core import keys
 from makers_store.blob_ops import Program, delete_many, put, scan
 from makers_store.clock import FixedClock
-from makers_store.emulator import migrations, sqlite_inline, sqlite_ops, sqlite_units
-from makers_store.emulator.sqlite import SqliteBlobStore
+from makers_store.emulator.sqlite import inline as sqlite_inline
+from makers_store.emulator.sqlite import migrations
+from makers_store.emulator.sqlite import ops as sqlite_ops
+from makers_store.emulator.sqlite import units as sqlite_units
+from makers_store.emulator.sqlite.backend import SqliteBlobStore
 
 
 async def test_schema_is_recorded(tmp_path: Path) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import makers_store
 from devtools import sync_codegen as _sync_codegen
-from makers_store.admin import StoreAdmin
-from makers_store.api import ContextStore
-from makers_store.state_api import StateStore
+from makers_store.api.state import StateStore
+from makers_store.context_store import ContextStore
+from makers_store.maintenance.admin import StoreAdmin
 from makers_store.sync_api import SyncContextStore, SyncStateStore, SyncStoreAdmin
 
 

@@ -11,7 +11,11 @@ import pytest
 
 import makers_store
 from makers_store.blob_ops import Op
-from makers_store.emulator.memory import MemoryBlobStore, MemoryMap, StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import (
+    MemoryBlobStore,
+    MemoryMap,
+    StepwiseMemoryBlobStore,
+)
 from tests.backends import BACKENDS, backend_url
 
 CID = "shared conversation"

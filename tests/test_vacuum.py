@@ -15,7 +15,7 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore, VacuumReport
-from makers_store.emulator import sqlite_vacuum
+from makers_store.emulator.sqlite import vacuum as sqlite_vacuum
 from tests.backends import BACKENDS, backend_url
 from tests.test_multiprocess import worker
 

@@ -13,7 +13,7 @@ import pytest
 
 import makers_store
 from makers_store import ContextStore, StoreChange, StoreWatch
-from makers_store.watch import part_of_key
+from makers_store.api.watch import part_of_key
 from tests.backends import SHARED_BACKENDS, backend_url
 
 #: every backend's first signal comes well within this (S3 is polled at 0.2 s here)
@@ -113,7 +113,7 @@ CLOSE_DURING_READ = textwrap.dedent(
     """
     import asyncio, random, sqlite3, sys
     from pathlib import Path
-    from makers_store.emulator import sqlite_watch
+    from makers_store.emulator.sqlite import watch as sqlite_watch
 
     async def main(path):
         sqlite_watch.CHECK_INTERVAL = 0

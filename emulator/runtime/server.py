@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
+from makers_store.api.location import StoreLocation, resolve
 from makers_store.errors import MemoryValidationError
 from makers_store.factory import split_url
-from makers_store.location import StoreLocation, resolve
 
 from . import listening
 from .errors import ServeError

@@ -11,13 +11,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from makers_store import (
-    ContextStore,
-    ConversationMeta,
-    MemoryNotFoundError,
-    MemoryValidationError,
-    search,
-)
+from makers_store import ContextStore, ConversationMeta, MemoryNotFoundError, MemoryValidationError
+from makers_store.maintenance import search
 from makers_store.text import size_text
 
 from . import frameworks, shapes
@@ -371,7 +366,8 @@ async def _search_titles(
     store: ContextStore, query: str, user: str | None, after: str | None
 ) -> tuple[list[dict[str, Any]], str | None, int]:
     """Conversations whose id or title contains ``query`` (any case: the rule of
-    ``store.admin.find_conversations``, :func:`makers_store.search.conversation_matches`),
+    ``store.admin.find_conversations``,
+    :func:`makers_store.maintenance.search.conversation_matches`),
     reading at most :data:`SEARCH_SCAN` from ``after`` on; and where to go on from."""
     found = search.pattern(query)
     rows: list[dict[str, Any]] = []

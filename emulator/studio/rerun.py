@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from makers_store import MemoryNotFoundError, MemoryValidationError
-from makers_store.search import message_texts
+from makers_store.maintenance.search import message_texts
 
 from .config import Renderer, StudioConfig
 from .serve_pages import trace_rows

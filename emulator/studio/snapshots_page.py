@@ -1,5 +1,5 @@
 """The Snapshots page: the store's named snapshots, saved and restored from
-the browser as ``makers-store snapshot`` does (:mod:`makers_store.snapshots`).
+the browser as ``makers-store snapshot`` does (:mod:`makers_store.maintenance.snapshots`).
 
 Restoring replaces everything the store holds: the page asks first, naming
 the snapshot and what it holds (the CLI's confirmation rule, in a dialog).

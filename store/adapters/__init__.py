@@ -4,10 +4,10 @@ over the same Blob store as the generic API.
 ==========================  ================================  ======================
 entry on ``ContextStore``    module                            extra
 ==========================  ================================  ======================
-``claude_session_store()``   :mod:`.claude_sessions`           ``makers-store[claude]``
-``openai_session(id)``       :mod:`.openai_sessions`           ``makers-store[openai]``
-``langgraph_checkpointer``   :mod:`.langgraph_checkpoints`     ``makers-store[langgraph]``
-``langgraph_store``          :mod:`.langgraph_store`           ``makers-store[langgraph]``
+``claude_session_store()``   :mod:`.claude.sessions`           ``makers-store[claude]``
+``openai_session(id)``       :mod:`.openai.sessions`           ``makers-store[openai]``
+``langgraph_checkpointer``   :mod:`.langgraph.checkpoints`     ``makers-store[langgraph]``
+``langgraph_store``          :mod:`.langgraph.store`           ``makers-store[langgraph]``
 ==========================  ================================  ======================
 
 The framework SDKs are optional: nothing here imports one until an adapter
@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, TypeVar
 from ..errors import missing_extra
 
 if TYPE_CHECKING:
-    from ..api import ContextStore
-    from .claude_sessions import ClaudeSessionStore
-    from .langgraph_checkpoints import MakersCheckpointSaver
-    from .langgraph_store import MakersLangGraphStore
-    from .openai_sessions import OpenAISession
+    from ..api.conversation_store import ConversationStore
+    from .claude.sessions import ClaudeSessionStore
+    from .langgraph.checkpoints import MakersCheckpointSaver
+    from .langgraph.store import MakersLangGraphStore
+    from .openai.sessions import OpenAISession
 
 #: The type of one adapter object (for the store's built-once cache).
 AdapterT = TypeVar("AdapterT")
@@ -61,38 +61,38 @@ def require(name: str) -> None:
 # ``.langgraph_store`` sets this package's attribute of that name.)
 
 
-def make_claude_session_store(store: ContextStore) -> ClaudeSessionStore:
+def make_claude_session_store(store: ConversationStore) -> ClaudeSessionStore:
     require("claude_sessions")
-    from .claude_sessions import ClaudeSessionStore
+    from .claude.sessions import ClaudeSessionStore
 
     return ClaudeSessionStore(store)
 
 
-async def claude_session_binding(store: ContextStore, conversation_id: str) -> str:
+async def claude_session_binding(store: ConversationStore, conversation_id: str) -> str:
     require("claude_sessions")
-    from .claude_sessions import session_binding
+    from .claude.sessions import session_binding
 
     return await session_binding(store, conversation_id)
 
 
 def make_openai_session(
-    store: ContextStore, session_id: str, max_items: int | None, *, strict: bool = False
+    store: ConversationStore, session_id: str, max_items: int | None, *, strict: bool = False
 ) -> OpenAISession:
     require("openai_sessions")
-    from .openai_sessions import OpenAISession
+    from .openai.sessions import OpenAISession
 
     return OpenAISession(store, session_id, max_items=max_items, strict=strict)
 
 
-def make_langgraph_checkpointer(store: ContextStore) -> MakersCheckpointSaver:
+def make_langgraph_checkpointer(store: ConversationStore) -> MakersCheckpointSaver:
     require("langgraph_checkpoints")
-    from .langgraph_checkpoints import MakersCheckpointSaver
+    from .langgraph.checkpoints import MakersCheckpointSaver
 
     return MakersCheckpointSaver(store)
 
 
-def make_langgraph_store(store: ContextStore) -> MakersLangGraphStore:
+def make_langgraph_store(store: ConversationStore) -> MakersLangGraphStore:
     require("langgraph_store")
-    from .langgraph_store import MakersLangGraphStore
+    from .langgraph.store import MakersLangGraphStore
 
     return MakersLangGraphStore(store)

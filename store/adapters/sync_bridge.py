@@ -1,7 +1,7 @@
 """Run an adapter's coroutines for synchronous callers (LangGraph's ``invoke``).
 
 Adapters are async at heart; frameworks also call their sync methods from
-plain threads. Such a call runs on a private :class:`~makers_store.portal.Portal`
+plain threads. Such a call runs on a private :class:`~makers_store._core.portal.Portal`
 thread, started on first use: the one way this package runs coroutines for
 blocking callers, as the synchronous facade does. Every backend works from any
 event loop (docs/backends.md, "Event loops and threads"), so the call
@@ -19,8 +19,8 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from .._core.portal import Portal
 from ..errors import SyncCallInEventLoopError
-from ..portal import Portal
 
 T = TypeVar("T")
 

@@ -1,19 +1,29 @@
 """A conversation's life after it is written (issue 24): the room for what
-keeps a store healthy over weeks.
+keeps a store healthy over weeks, and what a model sees of a long history.
 
-- :mod:`.retention`: deleting conversations idle for a while
-  (``store.admin.prune_conversations``), and LangGraph checkpoints and Claude
-  transcripts nobody can reach any more (``store.admin.prune_checkpoints``);
-- :mod:`.vacuum`: giving back the space deletes leave (``store.admin.vacuum``);
-- :mod:`.fork`: copying a conversation, whole or up to a message, into a new
-  id (``store.fork_conversation``);
-- :mod:`.context_window`: what a model should see of a long conversation, the
-  platform's ``metadata.summary`` convention (``store.context_window``,
-  ``store.set_summary``);
-- :mod:`.doctor`: finding, and where one repair is safe fixing, what breaks a
-  model call or a UI (``store.admin.check_history``).
+=========================  ======================================================
+module                     what is in it
+=========================  ======================================================
+:mod:`.fork`               copying a conversation, whole or up to a message,
+                           into a new id (``store.fork_conversation``)
+:mod:`.context_window`     what a model should see of a long conversation, the
+                           platform's ``metadata.summary`` convention
+                           (``store.context_window``, ``store.set_summary``)
+:mod:`.convert`            messages as OpenAI or Anthropic input
+                           (``makers_store.to_openai_input``...)
+:mod:`.history_guard`      a history a model accepts, fixed on the way out
+:mod:`.history_rules`      the rules the doctor and the guard share
+:mod:`.tool_pairing`       tool calls and their results, paired
+:mod:`.retention`          deleting idle conversations, and LangGraph
+                           checkpoints and Claude transcripts nobody reaches
+                           (``store.admin.prune_conversations`` /
+                           ``prune_checkpoints``)
+=========================  ======================================================
 
-Each works through the public API or the store's
-:class:`~makers_store.runner.UnitRunner`, on every backend; the blocking twins
-are generated into :mod:`makers_store.sync_api` with the rest.
+Imports: the core only (a runner is handed in; the LangGraph checkpoint
+programs fork and retention walk are the core's,
+:mod:`makers_store._core.checkpoint_programs`). The store's own API
+(:mod:`makers_store.api`) and the maintenance room build on this one
+(``tests/test_rooms.py``). Vacuum's report is the seam's
+(:mod:`makers_store._core.vacuum`), the history doctor is maintenance's.
 """

@@ -73,15 +73,15 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._core.activity import stamp
+from .._core.codec import ConversationRecord, decode_messages
+from .._core.message_lookup import locate, seq_of
+from .._core.message_programs import message_range
+from .._core.programs import load_live_meta, merge_metadata, save_meta, visible_meta
 from ..blob import Capabilities
 from ..blob_ops import Op, Program
-from ..codec import ConversationRecord, decode_messages
 from ..errors import MemoryNotFoundError, MemoryValidationError
-from ..message_lookup import locate, seq_of
-from ..message_programs import message_range
 from ..models import ConversationMeta, Message, fields_dict
-from ..programs import load_live_meta, merge_metadata, save_meta, visible_meta
-from .activity import stamp
 from .history_guard import guard_history
 from .tool_pairing import result_ids
 

@@ -4,10 +4,10 @@ A fork copies a conversation into a new id: its messages (all, or up to and
 including ``up_to``) with their ids, seqs, times and order; the client ids'
 alias blobs; its metadata, with ``forked_from`` added; its state; and its
 LangGraph thread up to the fork. It is the whole-conversation replacement of
-:mod:`makers_store.replacing` (write a generation where no reader looks, then
+:mod:`makers_store.maintenance.replacing` (write a generation where no reader looks, then
 swap the pointer), done one unit of work per page so that a conversation of
 any length is copied in bounded memory, with the deletion intent of
-:mod:`makers_store.programs` (meta marked ``deleting``) reserving the new id
+:mod:`makers_store._core.programs` (meta marked ``deleting``) reserving the new id
 meanwhile:
 
 1. **Plan** (a read): the source's meta, where the cut is (``up_to``'s seq, or
@@ -23,7 +23,7 @@ meanwhile:
    byte under the same seqs (so generated ids still name their place), then
    the client ids' alias blobs of those seqs, then state, into the
    generation; then the
-   LangGraph thread (:func:`~makers_store.adapters.langgraph_checkpoint_programs.copy_checkpoints`,
+   LangGraph thread (:func:`~makers_store._core.checkpoint_programs.copy_checkpoints`,
    oldest checkpoint first). Each unit first checks that the reservation is
    still this fork's (a writer of the new id ends the fork with
    MemoryConflictError).
@@ -70,22 +70,13 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from .. import keys, names, paging, validate
-from ..adapters import langgraph_checkpoint_programs as checkpoints
-from ..blob import Capabilities
-from ..blob_ops import BlobInfo, Op, Program, each_batch, get, list_keys, put, segments_under
-from ..clock import IdSource
-from ..codec import ConversationRecord, encode_json, pending_append
-from ..errors import (
-    MemoryConflictError,
-    MemoryNotFoundError,
-    MemoryValidationError,
-    PreconditionFailedError,
-)
-from ..message_lookup import locate
-from ..message_programs import message_range
-from ..models import ConversationMeta
-from ..programs import (
+from .._core import checkpoint_programs as checkpoints
+from .._core import keys, names, paging, validate
+from .._core.activity import stamp
+from .._core.codec import ConversationRecord, encode_json, pending_append
+from .._core.message_lookup import locate
+from .._core.message_programs import message_range
+from .._core.programs import (
     add_index_entries,
     delete_conversation,
     delete_range,
@@ -95,9 +86,18 @@ from ..programs import (
     save_meta,
     visible_meta,
 )
-from ..runner import UnitRunner
-from ..transfer import value_chunk
-from .activity import stamp
+from .._core.runner import UnitRunner
+from .._core.value_chunks import value_chunk
+from ..blob import Capabilities
+from ..blob_ops import BlobInfo, Op, Program, each_batch, get, list_keys, put, segments_under
+from ..clock import IdSource
+from ..errors import (
+    MemoryConflictError,
+    MemoryNotFoundError,
+    MemoryValidationError,
+    PreconditionFailedError,
+)
+from ..models import ConversationMeta
 
 #: Checkpoints copied per unit of work (each may carry its pending writes).
 CHECKPOINT_PAGE = 50

@@ -3,7 +3,7 @@ tool call or an orphan tool result (issue 33).
 
 A run cut between a tool call and its result (a crash, a stop, a timeout)
 leaves a history both model APIs refuse, so every later turn would fail until
-someone ran the doctor. The converters (:mod:`makers_store.convert`), the
+someone ran the doctor. The converters (:mod:`makers_store.lifecycle.convert`), the
 context window and the OpenAI session's ``get_items`` pass what they hand a
 model through :func:`guard_history`, which judges it by the doctor's own
 pairing rules (:class:`.tool_pairing.ToolPairing`: one definition of an

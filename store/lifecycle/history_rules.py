@@ -24,8 +24,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ..convert import anthropic_turns, openai_items
 from ..models import Message
+from .convert import anthropic_turns, openai_items
 from .tool_pairing import (
     INTERRUPTED_RESULT,
     REPAIR_APPEND_RESULT,

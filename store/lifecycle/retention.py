@@ -3,7 +3,7 @@
 transcripts nobody can reach any more (``store.admin.prune_checkpoints``).
 
 **Idle.** A conversation is idle when its last write
-(:func:`makers_store.lifecycle.activity.last_write`, and the ``mtime`` of its
+(:func:`makers_store._core.activity.last_write`, and the ``mtime`` of its
 Claude transcripts) is older than ``now - idle_for``, ``now`` read once from
 the store's clock when the prune starts (the *cutoff*).
 
@@ -21,7 +21,7 @@ in no index and are not found.
 **Deleting, and the race with writers.** Each conversation is judged and
 deleted by one program, so the delete is conditional on nothing having been
 written since the judgment; the deletion is the store's own
-(:func:`makers_store.programs.delete_if_unchanged`: ``delete_conversation``'s
+(:func:`makers_store._core.programs.delete_if_unchanged`: ``delete_conversation``'s
 commit, walk over linked conversations and removal, with that precondition):
 
 * On a transactional backend (memory, SQLite, PostgreSQL) judgment and
@@ -63,7 +63,7 @@ once their main transcript is gone).
 
 **Checkpoints.** ``prune_checkpoints`` keeps the latest checkpoint of each
 LangGraph namespace and the ancestors LangGraph's DeltaChannel rebuilds its
-values from (:func:`~makers_store.adapters.langgraph_checkpoint_programs.keep_latest`),
+values from (:func:`~makers_store._core.checkpoint_programs.keep_latest`),
 and deletes Claude subagent transcripts whose main transcript is gone (a
 deletion of the session cut short after its commit point, or a subagent
 written for a session that was deleted meanwhile).
@@ -78,7 +78,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter_keys, keys, names, paging, validate
+from .._core import adapter_keys, keys, names, paging, validate
+from .._core.activity import last_write
+from .._core.codec import ConversationRecord
+from .._core.programs import all_keys, delete_if_unchanged, delete_range, linked_segments
 from ..blob_ops import (
     Op,
     Program,
@@ -88,14 +91,11 @@ from ..blob_ops import (
     list_keys,
     segments_under,
 )
-from ..codec import ConversationRecord
 from ..errors import MemoryCorruptError, MemoryValidationError, PreconditionFailedError
 from ..models import fields_dict
-from ..programs import all_keys, delete_if_unchanged, delete_range, linked_segments
-from .activity import last_write
 
 if TYPE_CHECKING:
-    from ..runner import UnitRunner
+    from .._core.runner import UnitRunner
 
 #: Index entries listed per request while looking for idle conversations.
 INDEX_PAGE = 500
@@ -239,7 +239,7 @@ def prune_batch(
     """Judge each conversation of ``found`` (its meta key, and the index
     entry that led here, if one did) and delete the idle ones through the
     store's one deletion program, on the condition that nothing was written
-    since the judgment (:func:`~makers_store.programs.delete_if_unchanged`;
+    since the judgment (:func:`~makers_store._core.programs.delete_if_unchanged`;
     the module docstring says why that suffices); ``tally`` collects what was
     deleted or, with ``dry_run``, would be. With ``planned``, only those
     conversations are judged; entries without meta are deleted either way."""
@@ -473,7 +473,7 @@ async def prune_checkpoints(
     checkpoint record's DeltaChannel links with the checkpointer's
     serializer (None: LangGraph is not installed; then each latest
     checkpoint keeps its whole parent chain)."""
-    from ..adapters import langgraph_checkpoint_programs as graph
+    from .._core import checkpoint_programs as graph
 
     cid = None if conversation_id is None else validate.conversation_id(conversation_id)
     dry = flag(dry_run, "dry_run")

@@ -5,7 +5,7 @@ store, and the read-path guard (:mod:`.history_guard`) fixes in what it hands
 a model.
 
 What a tool call and a tool result are, in the shapes the converters
-(:mod:`makers_store.convert`) know:
+(:mod:`makers_store.lifecycle.convert`) know:
 
 - a call: an entry with an ``id`` of an assistant message's
   ``metadata["tool_calls"]`` (Chat Completions shape), or a ``tool_use``
@@ -39,7 +39,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .. import validate
+from .._core import validate
 from ..models import Message, fields_dict
 
 #: An assistant tool call with no tool result.
@@ -75,7 +75,7 @@ INTERRUPTED_RESULT = "The tool call was interrupted before it returned a result.
 INTERRUPTED_ID_PREFIX = "interrupted-"
 
 #: The markers of the OpenAI session adapter
-#: (:mod:`makers_store.adapters.openai_sessions`, which imports the SDK at
+#: (:mod:`makers_store.adapters.openai.sessions`, which imports the SDK at
 #: import time, so they are named here as the platform's metadata keys).
 SESSION_MARKERS = ("agent_sdk_session", "openai_agents_item")
 _SESSION_OUTPUT_TYPES = frozenset({"function_call_result"})

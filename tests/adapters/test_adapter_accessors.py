@@ -12,11 +12,12 @@ import pytest
 
 import makers_store
 from makers_store import adapters
-from makers_store.adapters.claude_sessions import ClaudeSessionStore
-from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
-from makers_store.adapters.langgraph_store import MakersLangGraphStore
-from makers_store.adapters.openai_sessions import OpenAISession
-from makers_store.api import ContextStore
+from makers_store.adapters.claude.sessions import ClaudeSessionStore
+from makers_store.adapters.langgraph.checkpoints import MakersCheckpointSaver
+from makers_store.adapters.langgraph.store import MakersLangGraphStore
+from makers_store.adapters.openai.sessions import OpenAISession
+from makers_store.api.conversation_store import ConversationStore
+from makers_store.context_store import ContextStore
 
 ENTRIES = {
     "claude_session_store": ClaudeSessionStore,
@@ -27,7 +28,9 @@ ENTRIES = {
 
 
 def test_each_accessor_is_typed_with_its_adapter_class() -> None:
-    names = {"ContextStore": ContextStore} | {cls.__name__: cls for cls in ENTRIES.values()}
+    names = {"ContextStore": ContextStore, "ConversationStore": ConversationStore} | {
+        cls.__name__: cls for cls in ENTRIES.values()
+    }
     for name, cls in ENTRIES.items():
         accessor = getattr(adapters, f"make_{name}")
         assert inspect.isfunction(accessor), name  # not shadowed by a submodule of that name

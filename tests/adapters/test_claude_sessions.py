@@ -28,10 +28,10 @@ from claude_agent_sdk.testing.session_store_conformance import run_session_store
 from claude_agent_sdk.types import SessionKey, SessionStore
 
 import makers_store
-from makers_store import adapter_keys, keys
-from makers_store.adapters.claude_sessions import ClaudeSessionStore
+from makers_store._core import adapter_keys, keys
+from makers_store.adapters.claude.sessions import ClaudeSessionStore
 from makers_store.clock import FixedClock
-from makers_store.emulator.memory import MemoryMap
+from makers_store.emulator.memory.backend import MemoryMap
 from makers_store.errors import MemoryValidationError
 from tests.test_crash_ordering import Crash, copy, open_on
 
@@ -508,8 +508,8 @@ async def test_mtime_is_strictly_increasing_across_sessions_and_store_objects(
 async def test_concurrent_commits_on_a_transactional_backend_get_distinct_mtimes() -> None:
     """Racing appends to different sessions through several store objects each
     get their own mtime from the project's clock blob."""
-    from makers_store.api import ContextStore
-    from makers_store.emulator.memory import MemoryBlobStore
+    from makers_store.context_store import ContextStore
+    from makers_store.emulator.memory.backend import MemoryBlobStore
 
     shared = MemoryMap()
     stores = [
@@ -530,8 +530,8 @@ async def test_costly_backends_keep_mtime_per_session_without_a_project_clock() 
     """On object storage every conversation of a deployment shares the project
     key, so no shared clock blob is written (it would serialise them all): a
     session's mtime is strictly increasing, across sessions it is the clock."""
-    from makers_store.api import ContextStore
-    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+    from makers_store.context_store import ContextStore
+    from makers_store.emulator.memory.backend import StepwiseMemoryBlobStore
 
     shared = MemoryMap()
     store = ContextStore(StepwiseMemoryBlobStore(shared), clock=FixedClock(5_000, step=0))

@@ -26,8 +26,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.types import Command, interrupt
 
 import makers_store
-from makers_store import adapter_keys
-from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
+from makers_store._core import adapter_keys
+from makers_store.adapters.langgraph.checkpoints import MakersCheckpointSaver
 from makers_store.errors import MemoryValidationError, SyncCallInEventLoopError
 
 

@@ -33,7 +33,7 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from makers_store import ContextStore, MemoryCorruptError, MemoryValidationError
-from makers_store.adapters.langgraph_store import MakersLangGraphStore
+from makers_store.adapters.langgraph.store import MakersLangGraphStore
 
 
 def view(items: list[Any]) -> list[tuple[tuple[str, ...], str, dict[str, Any]]]:

@@ -14,10 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 
-from makers_store import ContextStore, adapter_keys, keys
-from makers_store.adapters import langgraph_store_index as index
-from makers_store.adapters.langgraph_store import MakersLangGraphStore
-from makers_store.adapters.langgraph_store_records import encode_record
+from makers_store import ContextStore
+from makers_store._core import adapter_keys, keys
+from makers_store.adapters.langgraph import store_index as index
+from makers_store.adapters.langgraph.store import MakersLangGraphStore
+from makers_store.adapters.langgraph.store_records import encode_record
 from makers_store.blob import BlobStore
 from makers_store.blob_ops import ListKeys, Op, Program, Scan
 from makers_store.clock import FixedClock

@@ -14,7 +14,7 @@ from langgraph.store.base import Item, ListNamespacesOp, MatchCondition
 
 import makers_store
 from makers_store import ContextStore, MemoryValidationError
-from makers_store.adapters.langgraph_store import MakersLangGraphStore
+from makers_store.adapters.langgraph.store import MakersLangGraphStore
 from makers_store.clock import FixedClock
 from makers_store.errors import SyncCallInEventLoopError
 from tests.adapters.test_langgraph_store import view

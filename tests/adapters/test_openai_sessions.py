@@ -21,9 +21,9 @@ from agents.memory import Session, SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 import makers_store
-from makers_store.adapters.openai_sessions import MARKER, OpenAISession, role_of
+from makers_store.adapters.openai.sessions import MARKER, OpenAISession, role_of
 from makers_store.blob_ops import ListKeys, ListMany, Op, Scan
-from makers_store.emulator.memory import StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import StepwiseMemoryBlobStore
 from makers_store.errors import MemoryValidationError
 from makers_store.lifecycle.tool_pairing import INTERRUPTED_RESULT
 from tests.adapters.openai_worker import FINAL_TEXT, RUN_CONFIG, make_agent
@@ -265,7 +265,7 @@ async def test_add_items_is_one_unit_of_work(make_store: MakeStore) -> None:
 class ForwardListingStore(StepwiseMemoryBlobStore):
     """Object storage's listing cost in memory: keys list ascending only, so a
     reverse listing reads its whole window, as the S3 backend does
-    (emulator/s3_requests.py). ``keys_listed`` adds up the keys read."""
+    (emulator/s3/requests.py). ``keys_listed`` adds up the keys read."""
 
     def __init__(self) -> None:
         super().__init__()

@@ -16,7 +16,7 @@ from pathlib import Path
 from bench_harness import Op, Row, Sizes, compare, say, sqlite_url
 
 import makers_store
-from makers_store.programs import STALE_INDEX_BATCH
+from makers_store._core.programs import STALE_INDEX_BATCH
 from tests.servers.postgres import postgres_url
 from tests.servers.s3 import s3_url
 

@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``tests.servers`` importa
     sys.path.insert(0, str(ROOT))
 
 import makers_store  # noqa: E402
-from makers_store import keys  # noqa: E402
+from makers_store._core import keys  # noqa: E402
 from makers_store.blob import BlobStore  # noqa: E402
 from makers_store.blob_ops import Program  # noqa: E402
 
@@ -202,7 +202,7 @@ async def scenario(name: str, run: Any, reader: makers_store.ContextStore) -> Ou
 
 
 async def main(backends: list[str], writers: int, appends: int, processes: bool) -> int:
-    from makers_store.emulator.memory import StepwiseMemoryBlobStore
+    from makers_store.emulator.memory.backend import StepwiseMemoryBlobStore
 
     failed = False
     label = f"{writers} writers x {appends} appends"

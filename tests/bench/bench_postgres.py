@@ -39,7 +39,7 @@ from bench_langgraph import Thread
 from bench_sqlite import STALL_BUDGET_US, StallMeter
 
 import makers_store
-from makers_store.emulator.postgres import PostgresBlobStore
+from makers_store.emulator.postgres.backend import PostgresBlobStore
 from tests.servers.postgres import postgres_url, server
 
 TEXT = "Please summarise the attached quarterly report in three bullet points."

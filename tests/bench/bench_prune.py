@@ -32,9 +32,9 @@ from pathlib import Path
 from bench_harness import QUOTA, Row, Sizes, say, sqlite_url
 
 import makers_store
-from makers_store import keys
+from makers_store._core import keys
+from makers_store._core.codec import ConversationRecord, encode_message
 from makers_store.blob_ops import Program, put
-from makers_store.codec import ConversationRecord, encode_message
 
 DAY_MS = 86_400_000
 BUILD_BATCH = 1_000

@@ -80,7 +80,7 @@ def main() -> None:
     async def index() -> None:
         async with makers_store.open_store(sqlite_url(path)) as store:
             began = time.perf_counter()
-            from makers_store.emulator import sqlite_search
+            from makers_store.emulator.sqlite import search as sqlite_search
 
             def recreate(conn: sqlite3.Connection) -> None:
                 sqlite_search.create(conn)  # the triggers again (tables exist)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from makers_store import keys
+from makers_store._core import keys
 from makers_store.cli.errors import run_with_error_boundary
 from makers_store.cli.main import app
 from tests.cli.conftest import Cli, with_blobs

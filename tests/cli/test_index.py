@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import makers_store
-from makers_store import keys
+from makers_store._core import keys
 from tests.cli.conftest import Cli, run_process, with_blobs
 
 

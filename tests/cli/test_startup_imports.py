@@ -31,9 +31,10 @@ NOT_FOR_VERSION = ("typer", "rich", "makers_store.cli.app", "makers_store.api", 
 #: Never needed by commands that read a local store: pydantic (typer's value
 #: checks), sqlite-utils (migrations of an old file only), the maintenance API,
 #: progress bars, the runtime and the other commands' modules.
-NOT_FOR_READING = ("pydantic", "sqlite_utils", "makers_store.admin", "makers_store.copying",
-                   "makers_store.importer", "makers_store.lifecycle.doctor", "rich.progress",
-                   "rich.live", "makers_store.emulator.runtime", "starlette", "uvicorn", "httpx",
+NOT_FOR_READING = ("pydantic", "sqlite_utils", "makers_store.maintenance.admin",
+                   "makers_store.maintenance.copying", "makers_store.maintenance.importing",
+                   "makers_store.maintenance.doctor", "rich.progress", "rich.live",
+                   "makers_store.emulator.runtime", "starlette", "uvicorn", "httpx",
                    "makers_store.cli.serve", "makers_store.cli.chat", "makers_store.cli.studio",
                    "makers_store.cli.blob", "makers_store.cli.transfer",
                    "makers_store.cli.doctor")  # fmt: skip
@@ -61,7 +62,8 @@ def test_version_imports_only_the_standard_library() -> None:
 def test_help_imports_no_library_backend_or_rich() -> None:
     code, modules = imported("--help")
     assert code == 0
-    heavy = ("rich", "pydantic", "asyncio", "sqlite3", "makers_store.emulator", "makers_store.api")
+    heavy = ("rich", "pydantic", "asyncio", "sqlite3", "makers_store.emulator",
+             "makers_store.context_store")
     assert loaded(modules, heavy) == []
 
 
@@ -84,6 +86,25 @@ def test_reading_a_local_store_imports_only_that_command(tmp_path: Path, args: l
         f"makers_store.cli.{noun}" for noun in ("msg", "conv", "state") if noun != args[0]
     )
     assert loaded(modules, others) == []  # one noun built, not the tree
+
+
+#: What ``conv list`` on an empty store does not need: it asks ``store.admin``
+#: whether any conversation holds only state (the inventory's walk), and
+#: nothing else of the maintenance room, of retention or of the adapters.
+NOT_FOR_AN_EMPTY_LIST = ("makers_store.maintenance.copying", "makers_store.maintenance.importing",
+                         "makers_store.maintenance.exporting", "makers_store.maintenance.doctor",
+                         "makers_store.maintenance.index_repair", "makers_store.maintenance.search",
+                         "makers_store.lifecycle.retention", "makers_store.lifecycle.fork",
+                         "makers_store.adapters.claude", "makers_store.adapters.openai",
+                         "makers_store.adapters.langgraph", *NOT_FOR_READING[:2],
+                         *NOT_FOR_READING[6:])  # fmt: skip
+
+
+def test_listing_an_empty_store_imports_only_the_inventory_of_the_admin(tmp_path: Path) -> None:
+    code, modules = imported("--store", make_store(f"sqlite:///{tmp_path}/s.db"), "conv", "list")
+    assert code == 0
+    assert "makers_store.maintenance.inventory" in modules  # the state-only check ran
+    assert loaded(modules, NOT_FOR_AN_EMPTY_LIST) == []
 
 
 def test_the_version_printed_is_the_installed_one() -> None:

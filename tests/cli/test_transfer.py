@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import makers_store
-from makers_store import keys
+from makers_store._core import keys
 from tests.cli.conftest import Cli, make_store, with_blobs
 
 ODD_ID = "odd/../id %41 ü"

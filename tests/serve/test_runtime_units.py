@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from makers_store.api.location import StoreLocation
 from makers_store.emulator.runtime import listening, server, sse, wire
 from makers_store.emulator.runtime.project import envfile, routes
 from makers_store.emulator.runtime.project.scaffold import scaffold
 from makers_store.emulator.runtime.project.templates import FILES
 from makers_store.errors import MemoryValidationError
-from makers_store.location import StoreLocation
 
 from .harness import write_project
 

@@ -5,7 +5,7 @@ over a Unix socket to :mod:`.server` (newline-delimited JSON, pipelined),
 which runs it on the Python worker's :class:`~makers_store.ContextStore`, so
 Python agents, Node agents and the CLI see the same data, errors and limits.
 The methods by Node name: :mod:`.methods` (the generic API and ``state``,
-their arguments derived from ``store/api.py``'s signatures), :mod:`.adapters`
+their arguments derived from ``store/api/conversation_store.py``'s signatures), :mod:`.adapters`
 (Claude, OpenAI sessions) and :mod:`.langgraph` (checkpointer and store, with
 :mod:`.checkpoints` relaying LangGraph.js's serialized checkpoints);
 :mod:`.values` carries values across (``$bind``, ``$nonjson``, Node's names).

@@ -1,7 +1,7 @@
 """Starting one store RPC call: at once, and as a task only if it has to wait.
 
 On SQLite and memory most store calls never wait: the backend runs their unit
-inline, on the event loop's thread (``emulator/sqlite.py``), so the call's
+inline, on the event loop's thread (``emulator/sqlite/backend.py``), so the call's
 coroutine returns on its first step. A task per call costs a Task, a turn of
 the event loop before it starts, and its bookkeeping: about 8 us of a 40 us
 round trip (measured with ``tests/bench/bench_node_profile.py``'s no-op
@@ -26,7 +26,7 @@ Why that is safe, and when it is used:
 * Nothing is held longer than before: a task ran the same first step on the
   same loop, just one turn later, and one that waits no longer holds the
   others than a task did. Inline units that follow one another yield to the
-  loop after 4 ms (``emulator/sqlite.py``, ``HOLD_BUDGET``), so a long
+  loop after 4 ms (``emulator/sqlite/backend.py``, ``HOLD_BUDGET``), so a long
   pipelined batch still lets the loop run. The store's calls start in the
   order their lines arrived, as before; a call of another kind (kv, tools)
   starts one turn later than a store call read after it, which nothing
@@ -64,8 +64,11 @@ Finish = Callable[[Done], None]
 def runs_inline(store: ContextStore) -> bool:
     """Whether ``store``'s backend runs units on the caller's thread, asking for
     no current task: memory (and its stepwise variant) and SQLite."""
-    from makers_store.emulator.memory import MemoryBlobStore, StepwiseMemoryBlobStore
-    from makers_store.emulator.sqlite import SqliteBlobStore
+    from makers_store.emulator.memory.backend import (
+        MemoryBlobStore,
+        StepwiseMemoryBlobStore,
+    )
+    from makers_store.emulator.sqlite.backend import SqliteBlobStore
 
     return isinstance(store.blobs, MemoryBlobStore | StepwiseMemoryBlobStore | SqliteBlobStore)
 

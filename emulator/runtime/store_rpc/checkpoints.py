@@ -26,7 +26,7 @@ from makers_store.errors import MemoryValidationError
 from .values import loads
 
 if TYPE_CHECKING:
-    from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
+    from makers_store.adapters.langgraph.checkpoints import MakersCheckpointSaver
 
 Typed = tuple[str, bytes]
 
@@ -134,6 +134,6 @@ def make_saver(store: Any) -> MakersCheckpointSaver:
     from makers_store.adapters import require
 
     require("langgraph_checkpoints")
-    from makers_store.adapters.langgraph_checkpoints import MakersCheckpointSaver
+    from makers_store.adapters.langgraph.checkpoints import MakersCheckpointSaver
 
     return MakersCheckpointSaver(store, serde=RelaySerde())

@@ -11,7 +11,7 @@ the Python store, so a wrong type is still a ``MemoryValidationError``.
 
 Which keys a method takes is read from the Python method's signature
 (:data:`GENERIC`), not restated here, so a parameter added to
-``store/api.py`` is a Node option at once; ``store.d.ts`` declares the same
+``store/api/conversation_store.py`` is a Node option at once; ``store.d.ts`` declares the same
 keys (``tests/node/test_store_rpc_server.py`` checks all three agree).
 """
 
@@ -20,7 +20,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from makers_store import ContextStore, validate
+from makers_store import ContextStore
+from makers_store._core import validate
 
 from .values import (
     Handler,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from makers_store.codec import has_surrogate
+from makers_store._core.codec import has_surrogate
 from makers_store.errors import MemoryValidationError
 
 from ..platform_choices import KV_MAX_KEY_LENGTH, KV_MAX_VALUE_BYTES
