@@ -5,8 +5,10 @@ room              what is in it
 ================  ===============================================================
 ``memory/``       ``memory://``: in-process, one lock (and stepwise, as S3 runs)
 ``sqlite/``       ``sqlite://``: the zero-config default emulator of the
-                  platform's Blob storage
-``postgres/``     ``postgresql://`` (``makers-store[postgres]``)
+                  platform's Blob storage; its search index (FTS5), WAL
+                  checkpoints beside the writers, snapshot file copies
+``postgres/``     ``postgresql://`` (``makers-store[postgres]``), with its
+                  search index (``pg_trgm``)
 ``s3/``           ``s3://`` (``makers-store[s3]``)
 ``runtime/``      ``makers-store serve``: its own map is its ``__init__``
 ``studio/``       ``makers-store studio``

@@ -18,15 +18,19 @@ core                ``_core/`` (private: the key layout, the records, the
                     ``__init__``), with the public seam beside it:
                     ``blob_ops.py`` (what a program speaks), ``blob.py`` (what
                     a backend implements), ``blob_conformance.py`` (the
-                    backends' test kit), ``retry.py`` (the one retry policy)
+                    backends' test kit, and the search index's rule, which
+                    it re-exports from ``_core/search_text.py``), ``retry.py``
+                    (the one retry policy)
 ``lifecycle/``      a conversation's life after it is written: forks, context
                     windows and conversions, retention, the history rules
 ``api/``            ``ConversationStore``: the store's own API (messages,
-                    conversations, state, watch), over the two rooms below
+                    conversations, state, watch), over the two rooms below;
+                    where a store lives and which backend a URL names
 ``adapters/``       the agent frameworks' storage protocols
                     (``claude/``, ``openai/``, ``langgraph/``), optional extras
-``maintenance/``    ``store.admin``: inventory, index repair, search, the
-                    history doctor, export, import, copy
+``maintenance/``    ``store.admin``: inventory, index repair, search (and its
+                    index), the history doctor, export, import, copy,
+                    snapshots, reset and seed
 facade              this file (``__all__``, resolved on first use),
                     ``context_store.py`` (``ContextStore``: ``ConversationStore``
                     plus the entries to ``adapters/`` and ``maintenance/``),

@@ -7,6 +7,7 @@ module              what is in it
                     ``StepwiseMemoryBlobStore`` (units stepped through one
                     operation at a time, as S3 runs them), ``from_url``
 :mod:`.write_feed`  the feed of written keys behind ``ContextStore.watch``
+:mod:`.search`      the search index: each message's folded text
 ==================  ==========================================================
 
 Imports: the store's blob interface (:mod:`makers_store.blob`,

@@ -9,6 +9,7 @@ module              what is in it
 :mod:`.migrations`  the schema, migrated under an advisory lock
 :mod:`.space`       what vacuum gives back
 :mod:`.watch`       LISTEN/NOTIFY, the write feed behind ``ContextStore.watch``
+:mod:`.search`      the search index (``pg_trgm``), written by each unit
 ==================  ==========================================================
 
 Imports: the store's blob interface (:mod:`makers_store.blob`,

@@ -11,6 +11,9 @@ module              what is in it
 :mod:`.inline`      small values kept inline in the key table
 :mod:`.vacuum`      giving back the space deletes leave
 :mod:`.watch`       the write feed behind ``ContextStore.watch``
+:mod:`.checkpoint`  the WAL copied into the database beside the writers
+:mod:`.search`      the search index (FTS5 trigram), caught up in batches
+:mod:`.snapshot`    a snapshot saved as a file copy, restored by online backup
 ==================  ==========================================================
 
 Imports: the store's blob interface (:mod:`makers_store.blob`,

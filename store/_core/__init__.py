@@ -23,6 +23,8 @@ module                         what is in it
                                and fork's and retention's walks over them
 :mod:`.value_chunks`           a bounded page of values (export and fork)
 :mod:`.vacuum`                 ``VacuumReport``, the seam's vacuum vocabulary
+:mod:`.search_text`            the search's rule: a message's text, case folding
+                               (re-exported by ``blob`` for backends' indexes)
 :mod:`.paging`                 the one cursor walk over a listing
 :mod:`.runner`                 ``UnitRunner``: backend, clock, ids, retry policy
 :mod:`.portal`                 coroutines run from blocking code (the sync facade)

@@ -12,6 +12,7 @@ module                      what is in it
 :mod:`.state`               ``StateStore`` (``store.state``)
 :mod:`.watch`               ``ContextStore.watch``, from a backend's write feed
 :mod:`.location`            where the default store lives (env, project, user)
+:mod:`.backend_urls`        store URLs and the backend each names, imported lazily
 ==========================  ====================================================
 
 Imports: the core, the blob seam and ``lifecycle/``; nothing of
