@@ -15,7 +15,10 @@ site-packages. :func:`checked_target` refuses a target there all the same.
 
 from __future__ import annotations
 
+import argparse
+import sys
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 #: The checkout this folder is part of.
@@ -38,3 +41,27 @@ def checked_target(path: Path) -> Path:
         if resolved.is_relative_to(Path(directory).resolve()):
             raise SystemExit(f"refusing to write {resolved}: it is inside {directory}")
     return resolved
+
+
+def page_main(
+    argv: list[str] | None, *, prog: str, description: str, page: str, render: Callable[[], str]
+) -> int:
+    """The command line of a generator of one docs page (``docs/{page}``):
+    write it, or with ``--check`` only say whether it is stale (exit 1)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    default = f"Default: the checkout's docs/{page}."
+    parser.add_argument("target", nargs="?", type=Path, help=default)
+    parser.add_argument("--check", action="store_true", help="Only report whether it is stale.")
+    args = parser.parse_args(argv)
+    target: Path = args.target or checkout_root() / "docs" / page
+    text = render()
+    if args.check:
+        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+            print(f"stale: {target}", file=sys.stderr)
+            return 1
+        return 0
+    target = checked_target(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    print(f"wrote {target}")
+    return 0

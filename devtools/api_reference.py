@@ -18,7 +18,6 @@ installed copy.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import inspect
 import re
@@ -26,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from . import ROOT, checked_target, checkout_root
+from . import ROOT, page_main
 
 TARGET = ROOT / "docs" / "api-reference.md"
 
@@ -218,25 +217,13 @@ def stale(target: Path = TARGET) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m devtools.api_reference", description=__doc__.split("\n\n")[0]
+    return page_main(
+        argv,
+        prog="python -m devtools.api_reference",
+        description=__doc__.split("\n\n")[0],
+        page=TARGET.name,
+        render=render,
     )
-    parser.add_argument(
-        "target", nargs="?", type=Path, help=f"Default: the checkout's docs/{TARGET.name}."
-    )
-    parser.add_argument("--check", action="store_true", help="Only report whether it is stale.")
-    args = parser.parse_args(argv)
-    target: Path = args.target or checkout_root() / "docs" / TARGET.name
-    if args.check:
-        if stale(target):
-            print(f"stale: {target}", file=sys.stderr)
-            return 1
-        return 0
-    target = checked_target(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(render(), encoding="utf-8")
-    print(f"wrote {target}")
-    return 0
 
 
 if __name__ == "__main__":
