@@ -23,10 +23,11 @@ from typing import Any
 import pytest
 
 import makers_store
-from makers_store import ContextStore, paging
+from makers_store import ContextStore
+from makers_store._core import paging
 from makers_store.blob_ops import BlobInfo, Entry, Op, Program, Put, each_batch, put
 from makers_store.clock import FixedClock, counting_suffixes
-from makers_store.emulator.memory import MemoryMap, StepwiseMemoryBlobStore
+from makers_store.emulator.memory.backend import MemoryMap, StepwiseMemoryBlobStore
 from makers_store.errors import MemoryCorruptError
 from tests.backends import BACKENDS, backend_url
 from tests.test_crash_ordering import Crash, CrashingBlobStore, copy

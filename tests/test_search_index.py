@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import makers_store
-from makers_store import search
 from makers_store.blob import MIN_QUERY, fold, indexed_text
+from makers_store.maintenance import search
 from tests.backends import BACKENDS, backend_url
 
 #: The backends with a search index (stepwise memory and S3 always scan).
