@@ -36,9 +36,10 @@ from typing import Any
 from bench_harness import QUICK, QUOTA, Row, Sizes, compare, say, sqlite_url, table
 
 import makers_store
-from makers_store import keys, search
+from makers_store._core import keys
 from makers_store._core.codec import ConversationRecord, encode_json, encode_message
 from makers_store.blob_ops import Program, put
+from makers_store.maintenance import search
 
 PER_CONVERSATION = 20
 BUILD_BATCH = 200
