@@ -171,7 +171,7 @@ async def test_a_seed_beyond_one_transaction_is_refused_and_s3_seeds_per_convers
     """Where the backend has transactions the seed is one unit, up to a bound
     (refused beyond it, nothing written); without them (the stepwise backend,
     as S3) each conversation is its own unit and the bound does not apply."""
-    from makers_store import snapshots
+    from makers_store.maintenance import snapshots
 
     seed = tmp_path / "seed.jsonl"
     async with makers_store.open_store("memory://") as source:

@@ -304,6 +304,7 @@ def test_static_output_directory_with_the_platform_404_rules(tmp_path: Path) -> 
 
 @needs_node
 def test_vite_hot_reload_reaches_an_open_page(tmp_path: Path) -> None:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     from playwright.sync_api import sync_playwright
 
     from tests.node.harness import npm_ci
@@ -341,11 +342,21 @@ def test_vite_hot_reload_reaches_an_open_page(tmp_path: Path) -> None:
             page.locator("#reply").filter(has_text="hello vite").wait_for(timeout=10_000)
             page.evaluate("window.kept = 'no full reload'")
 
-            (project / "src" / "style.css").write_text("#message { color: rgb(255, 0, 0); }\n")
-            page.wait_for_function(
-                "getComputedStyle(document.getElementById('message')).color"
-                " === 'rgb(255, 0, 0)'", timeout=10_000,
-            )
+            # Written again if no update came: on a loaded machine Vite's file watcher
+            # may still be scanning the project when the first write lands, and drop
+            # it (seen once in a full run); what is tested is the update's way through
+            # serve's port, not the watcher's start.
+            red = "getComputedStyle(document.getElementById('message')).color === 'rgb(255, 0, 0)'"
+            for attempt in range(3):
+                (project / "src" / "style.css").write_text(
+                    f"/* {attempt} */\n#message {{ color: rgb(255, 0, 0); }}\n"
+                )
+                try:
+                    page.wait_for_function(red, timeout=5_000)
+                    break
+                except PlaywrightTimeoutError:
+                    continue
+            assert page.evaluate(red), (console, server.log()[-3000:])
             assert page.evaluate("window.kept") == "no full reload"  # a hot update, in place
             # the socket went through serve's port: Vite did not fall back to its own
             assert not [text for text in console if "failed to connect" in text], console
