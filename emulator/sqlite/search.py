@@ -14,7 +14,7 @@ key as its candidates (:func:`message_keys`): exact, whatever is pending.
 Why not index in the write's transaction: FTS5 writes a new segment per
 transaction, so indexing each append on its own cost about 250 us, more than
 half an append again; in batches (:func:`catch_up`) the trigram index costs
-about 30-40 us a message of 170 characters (measured: docs/search.md), and
+about 30-40 us a message of 170 characters (measured: docs/backends.md, Searching messages), and
 marking the key dirty about 5% of an append. So writers only mark, and a
 process indexes what waits once its writers pause for :data:`IDLE_DELAY`
 (or past :data:`BACKLOG_MAX` write units, busy or not), on its worker

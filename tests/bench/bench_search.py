@@ -6,7 +6,7 @@
   the index replaced (``use_index=False``, the rule's reference; for
   information). Full size: 400,000 messages in 20,000 conversations (and
   ``--messages 4000000`` for the larger store, SQLite; see the report in
-  docs/search.md). Quick: 4,000 in 200.
+  docs/backends.md, Searching messages). Quick: 4,000 in 200.
 * ``append_message`` with the search index against the same append without
   it, A/B in one run, alternating rounds (target: at least 1/1.1 of the rate
   without). Without it: on SQLite a file whose index triggers were dropped,
