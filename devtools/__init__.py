@@ -43,6 +43,11 @@ def checked_target(path: Path) -> Path:
     return resolved
 
 
+def page_is_stale(target: Path, text: str) -> bool:
+    """Whether the page ``target`` is missing or differs from ``text``."""
+    return not target.is_file() or target.read_text(encoding="utf-8") != text
+
+
 def page_main(
     argv: list[str] | None, *, prog: str, description: str, page: str, render: Callable[[], str]
 ) -> int:
@@ -56,7 +61,7 @@ def page_main(
     target: Path = args.target or checkout_root() / "docs" / page
     text = render()
     if args.check:
-        if not target.is_file() or target.read_text(encoding="utf-8") != text:
+        if page_is_stale(target, text):
             print(f"stale: {target}", file=sys.stderr)
             return 1
         return 0

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from . import ROOT, page_main
+from . import ROOT, page_is_stale, page_main
 
 TARGET = ROOT / "docs" / "cli-reference.md"
 PROG = "makers-store"
@@ -141,7 +141,7 @@ def render() -> str:
 
 def stale(target: Path = TARGET) -> bool:
     """Whether ``target`` is missing or differs from what the app declares."""
-    return not target.is_file() or target.read_text(encoding="utf-8") != render()
+    return page_is_stale(target, render())
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -95,7 +95,6 @@ class SqliteBlobStore(BlobStore):
         self._last_write = 0.0
         self._idle_timer: asyncio.TimerHandle | None = None
         self._idle_loop: asyncio.AbstractEventLoop | None = None
-        self._catching_up: Future[None] | None = None
         #: a catch-up's chain of batches is under way (see _catch_up)
         self._catch_up_running = False
 
@@ -291,7 +290,7 @@ class SqliteBlobStore(BlobStore):
 
     def _submit_catch_up(self) -> None:
         try:
-            self._catching_up = self._executor.submit(self._catch_up)
+            self._executor.submit(self._catch_up)
         except RuntimeError:  # the store closed meanwhile
             self._catch_up_running = False
 
