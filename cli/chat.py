@@ -252,10 +252,12 @@ class ChatSession:
             while True:
                 try:
                     item = request.next(timeout=0.1)
+                    # checked on every pass: an agent that ignores the stop
+                    # and keeps streaming must not hold the turn forever
+                    if stop_by is not None and time.monotonic() > stop_by:
+                        self._cancel(request)
+                        return
                     if item is None:
-                        if stop_by is not None and time.monotonic() > stop_by:
-                            self._cancel(request)
-                            return
                         continue
                     if item[0] == "end" or not self._show(item):
                         return
@@ -337,7 +339,9 @@ class ChatSession:
     def _stop(self, client: httpx.Client) -> bool:
         """Ask the agent to stop: the first of the stop routes that exists
         (anything but 404 or 405), named in the body, without the conversation
-        header. False when none does (the caller then cancels)."""
+        header. False when none does, or when the one that exists does not
+        accept (an answer other than 2xx stopped nothing): the caller then
+        cancels."""
         import httpx
 
         for path in self.stop_routes:
@@ -349,7 +353,7 @@ class ChatSession:
                 return False
             if answer.status_code not in (404, 405):
                 self._out.note(f"[stopping: {path} answered {answer.status_code}]")
-                return True
+                return answer.is_success
         return False
 
 

@@ -35,7 +35,7 @@ def scaffold(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     project = root / "demo"
     made = run_process("init", str(project))
     assert made.returncode == 0, made.stderr
-    write_project(project, {"agents/frames.py": FRAMES})
+    write_project(project, {"agents/frames.py": FRAMES, "agents/broken_stop.py": BROKEN_STOP})
     with serving(project, root / "serve.log") as server:
         yield server
 
@@ -51,6 +51,12 @@ async def handler(ctx):
         yield ctx.utils.sse({"stopped": False}, event="done")
 
     return ctx.utils.stream_sse(events())
+"""
+
+
+BROKEN_STOP = """
+async def handler(ctx):
+    return {"error": "the stop failed"}, 500
 """
 
 
@@ -189,6 +195,24 @@ def test_ctrl_c_without_a_stop_route_cancels_the_request(scaffold: Server) -> No
         child.stdin.close()
         out.until(b": next\n")  # answered (the cancelled turn never reached its memory)
         assert child.wait(timeout=60) == 0, err.seen
+
+
+def test_ctrl_c_with_a_stop_route_that_fails_cancels_the_request(scaffold: Server) -> None:
+    # a stop route that exists but answers 5xx stopped nothing: waiting for the
+    # agent to end its reply would wait for the whole reply
+    with piped_child(scaffold, "/chat/stream", "-c", "stop-fails", "--stop-route",
+                     "/broken_stop") as child:  # fmt: skip
+        assert child.stdin is not None and child.stdout is not None and child.stderr is not None
+        out, err = Reader(child.stdout.fileno()), Reader(child.stderr.fileno())
+        child.stdin.write(f"{LONG}\n".encode())
+        child.stdin.flush()
+        out.until(b"Echo #1: w0")
+        child.send_signal(signal.SIGINT)
+        err.until(b"[stopping: /broken_stop answered 500]")
+        err.until(b"[cancelled]", timeout=5)
+        child.stdin.close()
+        assert child.wait(timeout=60) == 0, err.seen
+    assert b"w79" not in out.seen
 
 
 def test_at_a_terminal_it_prompts_and_ctrl_d_quits(scaffold: Server) -> None:
