@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import makers_store
-from makers_store.blob import MIN_QUERY, fold, indexed_text
+from makers_store.blob import MIN_QUERY, fold, indexed_text, message_text_of_blob
 from makers_store.maintenance import search
 from tests.backends import BACKENDS, backend_url
 
@@ -386,12 +386,12 @@ def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
 
     asyncio.run(write())
     conn = sqlite3.connect(path)  # back to how schema 2 left it
-    for trigger in ("insert", "delete", "update"):
-        conn.execute(f"DROP TRIGGER search_blob_{trigger}")
+    conn.execute("DROP TRIGGER search_blob_insert")
     conn.execute("DROP TABLE search_fts")
     conn.execute("DROP TABLE search_rows")
     conn.execute("DROP TABLE search_dirty")
-    conn.execute("DELETE FROM _migrations WHERE name = '0003_search_index'")
+    conn.execute("DROP TABLE search_appended")
+    conn.execute("DELETE FROM _migrations WHERE name >= '0003'")
     conn.execute("PRAGMA user_version = 2")
     conn.commit()
     conn.close()
@@ -458,3 +458,156 @@ def test_sqlite_indexes_what_waits_once_writers_pause(tmp_path: Path) -> None:
             assert len([h async for h in store.admin.search_messages("number 1")]) == 1
 
     asyncio.run(main())
+
+
+def _sqlite_marks(path: Path) -> list[tuple[str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT prefix, low FROM search_appended ORDER BY prefix").fetchall()
+    finally:
+        conn.close()
+
+
+def test_sqlite_appends_mark_their_conversation_once(tmp_path: Path) -> None:
+    """An append marks its conversation's prefix with the lowest key waiting;
+    the next appends find the mark and leave it (nothing written for them);
+    a catch-up in small batches walks the prefix from its low key on."""
+    from makers_store.emulator.sqlite import search as sqlite_search
+
+    path = tmp_path / "s.db"
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            for n in range(5):
+                await store.append_message("c", "user", f"marked {n}")
+            await store.append_message("d", "user", "marked too")
+            assert _sqlite_marks(path) == [
+                ("c/c/m/", "c/c/m/0000000000"),
+                ("c/d/m/", "c/d/m/0000000000"),
+            ]
+            conn = sqlite3.connect(path, isolation_level=None)
+            sqlite_search.register(conn)
+            steps = []
+            for _ in range(4):
+                conn.execute("BEGIN IMMEDIATE")
+                taken = sqlite_search.catch_up(conn, batch=2)
+                conn.execute("COMMIT")
+                steps.append((taken, _sqlite_marks(path)))
+                found = sqlite_search.message_keys(conn, "marked", 100)
+                assert found is not None and len(found) == 6  # indexed or waiting: all
+            conn.close()
+            assert steps == [
+                (2, [("c/c/m/", "c/c/m/0000000002"), ("c/d/m/", "c/d/m/0000000000")]),
+                (2, [("c/c/m/", "c/c/m/0000000004"), ("c/d/m/", "c/d/m/0000000000")]),
+                (2, []),  # the last of c and all of d
+                (0, []),
+            ]
+            check = await store.admin.check_search_index()
+            assert check is not None and check.ok and check.pending == 0 and check.messages == 6
+            assert len([h async for h in store.admin.search_messages("MARKED")]) == 6
+
+    asyncio.run(main())
+
+
+def test_sqlite_a_lower_key_lowers_its_conversations_mark(tmp_path: Path) -> None:
+    """A message blob inserted below the mark's low key (an import or a copy
+    writes keys in any order) lowers it; one above leaves it."""
+    path = tmp_path / "s.db"
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            await store.append_message("c", "user", "first")
+    asyncio.run(main())
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("DELETE FROM search_appended")
+    row = conn.execute("SELECT etag, size, updated_at, data FROM blobs "
+                       "WHERE key = 'c/c/m/0000000000'").fetchone()  # fmt: skip
+    for key in ("c/c/m/0000000007", "c/c/m/0000000003", "c/c/m/0000000005"):
+        conn.execute("INSERT INTO blobs VALUES (?, ?, ?, ?, ?)", (key, *row))
+        conn.execute(  # an upsert that inserts marks it too
+            "INSERT INTO blobs VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET size = 1",
+            ("c/c/g/x1/m/0000000009", *row),
+        )
+    marks = conn.execute("SELECT prefix, low FROM search_appended ORDER BY prefix").fetchall()
+    conn.close()
+    assert marks == [("c/c/g/x1/m/", "c/c/g/x1/m/0000000009"), ("c/c/m/", "c/c/m/0000000003")]
+
+
+def test_sqlite_finds_a_text_with_nul_once_indexed(tmp_path: Path) -> None:
+    """FTS5's trigram tokenizer stops at NUL: the index keeps NUL as U+0001
+    (a message "\\x00 hello" was found while waiting and lost once indexed)."""
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{tmp_path}/s.db") as store:
+            await store.append_message("c", "user", "\x00 hello")
+            await store.append_message("c", "user", "a\x00b\x00c")
+            await store.blobs.catch_up_search_index()  # type: ignore[attr-defined]
+            hits = [h.snippet async for h in store.admin.search_messages("HELLO")]
+            assert hits == ["\x00 hello"]
+            hits = [h.snippet async for h in store.admin.search_messages("b\x00c")]
+            assert hits == ["a\x00b\x00c"]
+            check = await store.admin.check_search_index()
+            assert check is not None and check.ok and check.pending == 0
+
+    asyncio.run(main())
+
+
+def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(tmp_path: Path) -> None:
+    """Migration 0004 on a store left by 0003: the per-key triggers go, the
+    conversation mark's trigger comes, keys marked by 0003 stay waiting, and
+    a text indexed with a NUL is indexed again."""
+    from makers_store.emulator.sqlite import search as sqlite_search
+
+    path = tmp_path / "s.db"
+
+    async def write() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            await store.append_message("c", "user", "\x00 hello")
+            await store.append_message("c", "user", "indexed")
+            await store.blobs.catch_up_search_index()  # type: ignore[attr-defined]
+
+    asyncio.run(write())
+    conn = sqlite3.connect(path, isolation_level=None)  # back to how 0003 left it:
+    conn.create_function(sqlite_search.TEXT_FUNCTION, 2, message_text_of_blob)  # its texts
+    sqlite_search.rebuild(conn)
+    conn.execute("DROP TABLE search_appended")
+    conn.execute("DROP TRIGGER search_blob_insert")
+    sqlite_search.create(conn)  # its triggers (the tables exist); every message dirty
+    conn.execute("DELETE FROM search_dirty WHERE key = 'c/c/m/0000000000'")
+    assert "\x00" in conn.execute("SELECT body FROM search_rows").fetchone()[0]
+    conn.execute("DELETE FROM _migrations WHERE name >= '0004'")
+    conn.execute("PRAGMA user_version = 3")
+    conn.close()
+
+    async def read() -> None:
+        async with makers_store.open_store(f"sqlite:///{path}") as store:
+            check = await store.admin.check_search_index()
+            assert check is not None and check.ok and check.pending == 2
+            await store.blobs.catch_up_search_index()  # type: ignore[attr-defined]
+            hits = [h.snippet async for h in store.admin.search_messages("HELLO")]
+            assert hits == ["\x00 hello"]
+            check = await store.admin.check_search_index()
+            assert check is not None and check.ok and check.pending == 0  # FTS5 sound too
+
+    asyncio.run(read())
+    conn = sqlite3.connect(path)
+    triggers = [name for (name,) in conn.execute("SELECT name FROM sqlite_master "
+                                                 "WHERE type = 'trigger'")]  # fmt: skip
+    conn.close()
+    assert triggers == ["search_blob_insert"]
+
+
+def test_only_the_blob_table_updates_or_deletes_blobs() -> None:
+    """The search index's changed keys are marked by the one code that
+    updates or deletes SQLite blobs (emulator/sqlite/ops.py, through
+    search.mark_changed): no other module may (migration 0002 renames index
+    entries, never message blobs, before any index exists)."""
+    root = Path(__file__).parent.parent
+    writes = re.compile(r"(UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+blobs\b", re.IGNORECASE)
+    found = sorted(
+        str(path.relative_to(root))
+        for folder in ("store", "emulator", "cli")
+        for path in (root / folder).rglob("*.py")
+        if writes.search(path.read_text())
+    )
+    assert found == ["emulator/sqlite/migrations.py", "emulator/sqlite/ops.py"]

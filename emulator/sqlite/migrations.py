@@ -47,10 +47,19 @@ def _search_index(db: Database) -> None:
     sqlite_search.create(db.conn)
 
 
+def _search_marks_by_conversation(db: Database) -> None:
+    # New message blobs mark their conversation, not each key: an append's
+    # mark was a B-tree page more per commit (see .search).
+    from . import search as sqlite_search
+
+    sqlite_search.mark_appends_by_conversation(db.conn)
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("0001_create_blobs", _create_blobs),
     ("0002_invert_index_ranks", _invert_index_ranks),
     ("0003_search_index", _search_index),
+    ("0004_search_marks_by_conversation", _search_marks_by_conversation),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

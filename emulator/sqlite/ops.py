@@ -38,6 +38,7 @@ from makers_store.errors import BackendError, PreconditionFailedError
 
 from ..sql_ranges import range_query
 from .file import cannot_write, rollback
+from .search import mark_changed
 from .units import Partial, Stopped, Unit
 
 T = TypeVar("T")
@@ -187,6 +188,7 @@ class BlobTable:
                 return self._put(conn, op)
             case Delete():
                 self.pages_written += 1
+                mark_changed(conn, (op.key,))  # for the search index (.search)
                 if op.if_match is None:
                     return conn.execute(_DELETE, (op.key,)).rowcount > 0
                 if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
@@ -198,6 +200,7 @@ class BlobTable:
                 return get_many(conn, op.keys)
             case DeleteMany():
                 self.pages_written += len(op.keys)
+                mark_changed(conn, op.keys)
                 if len(op.keys) == 1:  # an append's superseded index entry
                     conn.execute(_DELETE, op.keys)
                     return None
@@ -232,6 +235,8 @@ class BlobTable:
         etag = f"{self._etag_prefix}{next(self._etags):x}"
         now = time.time_ns() // 1_000_000
         self.pages_written += 1 + (size >> 10)
+        if not op.if_none_match:  # may change a blob: for the search index (.search)
+            mark_changed(conn, (op.key,))
         if op.if_match is not None:
             cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
             if cursor.rowcount == 0:

@@ -1,36 +1,61 @@
 """The SQLite emulator's search index: an FTS5 trigram index of every message
 blob's text (:mod:`makers_store.blob`).
 
-Three tables. ``search_rows`` holds one row per indexed message blob (its key
+Four tables. ``search_rows`` holds one row per indexed message blob (its key
 and folded text) and ``search_fts``, an external-content FTS5 table over it
-with the trigram tokenizer, indexes the text. ``search_dirty`` holds the keys
-of message blobs written or deleted since they were last indexed: a trigger
-on ``blobs`` adds the key in the same transaction as the write, whatever
-writes it (a unit's Put or Delete, an upsert, a migration, another process),
-in plain SQL. The index is therefore right at every commit for every key not
-in ``search_dirty``, and a search takes the index's answer plus every dirty
-key as its candidates (:func:`message_keys`): exact, whatever is pending.
+with the trigram tokenizer, indexes the text. Two tables say what is not
+indexed yet, written in the same transaction as the write:
+
+- ``search_appended`` (one row per conversation, or generation, that got new
+  message blobs): its messages prefix and the lowest message key inserted
+  since it was last indexed. Every message key from there to the end of the
+  prefix waits. A trigger on ``blobs`` keeps it, whatever inserts (a unit's
+  Put, a migration, another process), in plain SQL. An append marks its
+  conversation once; the conversation's next appends find the mark and
+  write nothing more.
+- ``search_dirty``: keys of message blobs changed or deleted since they were
+  last indexed, marked by the one code that updates or deletes blobs
+  (:func:`mark_changed`, called by :class:`.ops.BlobTable`; a test checks
+  that no other module does). Triggers did this until migration 0004: an
+  update or delete trigger runs on every update or delete of the table (an
+  append updates its conversation's meta and deletes its old index entry),
+  whatever its WHEN says, and cost 3 to 5 us an append.
+
+The index is therefore right at every commit for every key outside both, and
+a search takes the index's answer plus every waiting key as its candidates
+(:func:`message_keys`): exact, whatever is pending.
 
 Why not index in the write's transaction: FTS5 writes a new segment per
 transaction, so indexing each append on its own cost about 250 us, more than
 half an append again; in batches (:func:`catch_up`) the trigram index costs
-about 30-40 us a message of 170 characters (measured: docs/backends.md, Searching messages), and
-marking the key dirty about 5% of an append. So writers only mark, and a
-process indexes what waits once its writers pause for :data:`IDLE_DELAY`
-(or past :data:`BACKLOG_MAX` write units, busy or not), on its worker
-thread, at most :data:`CATCH_UP_BATCH` keys a transaction, so that writers
-wait for it at most a few tens of milliseconds
-(:class:`~.sqlite.SqliteBlobStore`). A search that finds more than
-:data:`DIRTY_MAX` keys waiting indexes them first. A store opened for the
-first time by this version (the migration) marks every message blob dirty
-(seconds for a gigabyte) and is indexed in the background from then on.
+about 30-40 us a message of 170 characters (measured: docs/backends.md,
+Searching messages). Why a mark per conversation and not per key: a key
+marked per append was one more B-tree page written per commit, 20 us on an
+append of 115 us (an append with the index must cost at most 1.1x one
+without); the conversation's mark is written by its first append and only
+read by the next ones (measured by tests/bench/benchmark.py's "append with
+search index" row). So writers only mark, and a process indexes what waits
+once its writers pause for :data:`IDLE_DELAY` (or past :data:`BACKLOG_MAX`
+write units, busy or not), on its worker thread, at most
+:data:`CATCH_UP_BATCH` keys a transaction, so that writers wait for it at
+most a few tens of milliseconds (:class:`~.sqlite.SqliteBlobStore`). A search
+that finds more than :data:`DIRTY_MAX` keys waiting indexes them first. A
+store opened for the first time by a version with the index (the migration)
+marks every message blob dirty (seconds for a gigabyte) and is indexed in the
+background from then on.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
-from makers_store.blob import MESSAGE_KEY_GLOB, SearchIndexCheck, message_text_of_blob
+from makers_store.blob import (
+    MESSAGE_KEY_GLOB,
+    SearchIndexCheck,
+    is_message_key,
+    message_text_of_blob,
+)
 
 #: The function the index calls: (key, data) -> folded text or NULL.
 TEXT_FUNCTION = "makers_message_text"
@@ -54,6 +79,10 @@ _TABLES = (
     "body, content='search_rows', content_rowid='id', tokenize='trigram case_sensitive 1')",
     "CREATE TABLE IF NOT EXISTS search_dirty (key TEXT PRIMARY KEY) WITHOUT ROWID",
 )
+_APPENDED_TABLE = (
+    "CREATE TABLE IF NOT EXISTS search_appended (prefix TEXT PRIMARY KEY, low TEXT NOT NULL) "
+    "WITHOUT ROWID"
+)
 _GLOB = f"'{MESSAGE_KEY_GLOB}'"
 # Not INSERT OR IGNORE: in a trigger the statement that fired it imposes its
 # own conflict policy, so an upsert of a message blob (ON CONFLICT DO UPDATE,
@@ -62,9 +91,31 @@ _MARK = (
     "INSERT INTO search_dirty (key) SELECT {k} "
     "WHERE NOT EXISTS (SELECT 1 FROM search_dirty WHERE key = {k});"
 )
-_TRIGGERS = (
+#: The insert trigger of migration 0003 (a mark per key); 0004 replaces it.
+_INSERT_TRIGGER_0003 = (
     f"CREATE TRIGGER IF NOT EXISTS search_blob_insert AFTER INSERT ON blobs "
-    f"WHEN new.key GLOB {_GLOB} BEGIN {_MARK.format(k='new.key')} END",
+    f"WHEN new.key GLOB {_GLOB} BEGIN {_MARK.format(k='new.key')} END"
+)
+#: A message key's prefix (its conversation's or generation's ``.../m/``):
+#: the key up to its last "/" (rtrim drops every trailing character that is
+#: not a "/").
+_PREFIX = "rtrim({k}, replace({k}, '/', ''))"
+#: Mark the new key's prefix, or lower its mark: one upsert that writes
+#: nothing when the mark is there and lower already (every append after the
+#: first). An upsert, not INSERT OR IGNORE: inside a trigger the statement
+#: that fired it imposes its own conflict policy on OR clauses, never on an
+#: upsert's (a plain statement pair cost 6 us more an append).
+_MARK_APPENDED = (
+    "INSERT INTO search_appended (prefix, low) VALUES ({p}, new.key) "
+    "ON CONFLICT (prefix) DO UPDATE SET low = excluded.low "
+    "WHERE excluded.low < search_appended.low;"
+).format(p=_PREFIX.format(k="new.key"))
+_INSERT_TRIGGER = (
+    f"CREATE TRIGGER IF NOT EXISTS search_blob_insert AFTER INSERT ON blobs "
+    f"WHEN new.key GLOB {_GLOB} BEGIN {_MARK_APPENDED} END"
+)
+#: Migration 0003's update and delete triggers (a mark per key); 0004 drops them.
+_TRIGGERS_0003 = (
     f"CREATE TRIGGER IF NOT EXISTS search_blob_delete AFTER DELETE ON blobs "
     f"WHEN old.key GLOB {_GLOB} BEGIN {_MARK.format(k='old.key')} END",
     f"CREATE TRIGGER IF NOT EXISTS search_blob_update AFTER UPDATE ON blobs "
@@ -93,27 +144,115 @@ _QUERY = (
 )
 
 
+def indexed_body(key: str, data: bytes) -> str | None:
+    """The text the index keeps of a blob (None: not a message). FTS5's
+    trigram tokenizer stops at NUL (a text "\\x00 hello" was never found by
+    "hello"), so NUL is kept as U+0001, in the query too (:func:`phrase`),
+    as the PostgreSQL index does; the candidates are checked against the
+    messages themselves, so nothing is found that does not match."""
+    text = message_text_of_blob(key, data)
+    return None if text is None else text.replace("\x00", "\x01")
+
+
 def register(conn: sqlite3.Connection) -> None:
     """Give ``conn`` the function a catch-up calls."""
-    conn.create_function(TEXT_FUNCTION, 2, message_text_of_blob, deterministic=True)
+    conn.create_function(TEXT_FUNCTION, 2, indexed_body, deterministic=True)
 
 
 def create(conn: sqlite3.Connection) -> None:
-    """The migration: tables and triggers, and every message blob already
+    """Migration 0003: tables and triggers, and every message blob already
     stored marked dirty (indexed by the catch-ups that follow)."""
-    for statement in (*_TABLES, *_TRIGGERS):
+    for statement in (*_TABLES, _INSERT_TRIGGER_0003, *_TRIGGERS_0003):
         conn.execute(statement)
     conn.execute(f"INSERT OR IGNORE INTO search_dirty (key) {_MESSAGE_KEYS}")
 
 
+def mark_appends_by_conversation(conn: sqlite3.Connection) -> None:
+    """Migration 0004: new message blobs mark their conversation's prefix
+    (``search_appended``) instead of each key, and changed or deleted ones
+    are marked by :func:`mark_changed` instead of triggers; keys marked
+    before stay marked, and texts indexed with a NUL are indexed again."""
+    conn.execute(_APPENDED_TABLE)
+    # texts indexed with a NUL, which the index could not find (indexed_body)
+    conn.execute(
+        "INSERT OR IGNORE INTO search_dirty (key) SELECT key FROM search_rows "
+        "WHERE instr(CAST(body AS BLOB), x'00') > 0"
+    )
+    for trigger in ("insert", "update", "delete"):
+        conn.execute(f"DROP TRIGGER IF EXISTS search_blob_{trigger}")
+    conn.execute(_INSERT_TRIGGER)
+
+
+def create_triggers(conn: sqlite3.Connection) -> None:
+    """The current trigger, where it is missing (a bulk loader drops it
+    while it inserts, then indexes everything)."""
+    conn.execute(_INSERT_TRIGGER)
+
+
+_MARK_CHANGED = "INSERT INTO search_dirty (key) VALUES (?) ON CONFLICT (key) DO NOTHING"
+
+
+def mark_changed(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
+    """Mark the message blobs among ``keys`` dirty: the caller updates or
+    deletes them in this transaction (other keys are left alone)."""
+    if len(keys) == 1:  # the usual case, without a list
+        if is_message_key(keys[0]):
+            conn.execute(_MARK_CHANGED, (keys[0],))
+        return
+    conn.executemany(_MARK_CHANGED, [(key,) for key in keys if is_message_key(key)])
+
+
+#: The message keys waiting under the marked prefixes, from each mark's low
+#: key to the end of its prefix (the "/" that ends it, plus one, is "0").
+_APPENDED_KEYS = (
+    "SELECT b.key FROM search_appended AS a JOIN blobs AS b ON b.key >= a.low "
+    "AND b.key < substr(a.prefix, 1, length(a.prefix) - 1) || '0' "
+    f"WHERE b.key GLOB {_GLOB}"
+)
+
+
+def _waiting(conn: sqlite3.Connection, at_most: int | None) -> list[str]:
+    """Keys waiting for the index, dirty or under a mark (at most ``at_most``;
+    a key may be both, and is then named once)."""
+    limit = -1 if at_most is None else at_most
+    keys = [row[0] for row in conn.execute("SELECT key FROM search_dirty LIMIT ?", (limit,))]
+    if at_most is None or len(keys) < at_most:
+        more = -1 if at_most is None else at_most - len(keys)
+        keys += [row[0] for row in conn.execute(f"{_APPENDED_KEYS} LIMIT ?", (more,))]
+    return list(dict.fromkeys(keys))
+
+
 def catch_up(conn: sqlite3.Connection, batch: int = CATCH_UP_BATCH) -> int:
-    """Index at most ``batch`` dirty keys (in the caller's write transaction);
-    how many were taken (fewer than ``batch``: none are left)."""
+    """Index at most ``batch`` waiting keys (in the caller's write
+    transaction): dirty keys first, then marked prefixes, each from its low
+    key on; how many were taken (fewer than ``batch``: none are left)."""
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS search_batch (key TEXT PRIMARY KEY)")
     conn.execute("DELETE FROM temp.search_batch")
     taken = conn.execute(
         "INSERT INTO temp.search_batch (key) SELECT key FROM search_dirty LIMIT ?", (batch,)
     ).rowcount
+    marks = conn.execute("SELECT prefix, low FROM search_appended").fetchall()
+    for prefix, low in marks:
+        if taken >= batch:
+            break
+        end = prefix[:-1] + "0"
+        keys = [
+            row[0]
+            for row in conn.execute(
+                f"SELECT key FROM blobs WHERE key >= ? AND key < ? AND key GLOB {_GLOB} "
+                "ORDER BY key LIMIT ?",
+                (low, end, batch - taken + 1),
+            )
+        ]
+        now, rest = keys[: batch - taken], keys[batch - taken :]
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.search_batch (key) VALUES (?)", [(k,) for k in now]
+        )
+        taken += len(now)
+        if rest:  # the prefix's next batch starts there
+            conn.execute("UPDATE search_appended SET low = ? WHERE prefix = ?", (rest[0], prefix))
+        else:
+            conn.execute("DELETE FROM search_appended WHERE prefix = ?", (prefix,))
     if taken:
         for statement in _CATCH_UP:
             conn.execute(statement)
@@ -122,25 +261,21 @@ def catch_up(conn: sqlite3.Connection, batch: int = CATCH_UP_BATCH) -> int:
 
 
 def dirty_count(conn: sqlite3.Connection, at_most: int) -> int:
-    return int(
-        conn.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM search_dirty LIMIT ?)", (at_most,)
-        ).fetchone()[0]
-    )
+    """How many keys wait for the index, counted up to ``at_most``."""
+    return len(_waiting(conn, at_most))
 
 
 def phrase(folded: str) -> str:
-    """An FTS5 query for ``folded`` as a substring (one quoted phrase)."""
-    return '"' + folded.replace('"', '""') + '"'
+    """An FTS5 query for ``folded`` as a substring (one quoted phrase; NUL
+    as the index keeps it, :func:`indexed_body`)."""
+    return '"' + folded.replace('"', '""').replace("\x00", "\x01") + '"'
 
 
 def message_keys(conn: sqlite3.Connection, folded: str, limit: int) -> list[str] | None:
     """Candidates for ``folded``: keys of indexed message blobs whose text
     holds it (at most ``limit``) and every dirty key; None when more than
     :data:`DIRTY_MAX` are dirty (in the caller's read transaction)."""
-    dirty = [
-        row[0] for row in conn.execute("SELECT key FROM search_dirty LIMIT ?", (DIRTY_MAX + 1,))
-    ]
+    dirty = _waiting(conn, DIRTY_MAX + 1)
     if len(dirty) > DIRTY_MAX:
         return None
     found = [row[0] for row in conn.execute(_QUERY, (phrase(folded), limit))]
@@ -152,10 +287,10 @@ def check(conn: sqlite3.Connection) -> SearchIndexCheck:
     """Compare the index with the message blobs (one read transaction): every
     message blob not dirty has its row, with its text."""
     indexed = dict(conn.execute("SELECT key, body FROM search_rows").fetchall())
-    dirty = {row[0] for row in conn.execute("SELECT key FROM search_dirty")}
+    dirty = set(_waiting(conn, None))
     missing, wrong, messages = [], [], 0
     for key, data in conn.execute(_MESSAGE_BLOBS):
-        text = message_text_of_blob(key, data)
+        text = indexed_body(key, data)
         if text is None:
             continue
         messages += 1
@@ -183,6 +318,7 @@ def rebuild(conn: sqlite3.Connection) -> int:
     conn.execute("INSERT INTO search_fts (search_fts) VALUES ('delete-all')")
     conn.execute("DELETE FROM search_rows")
     conn.execute("DELETE FROM search_dirty")
+    conn.execute("DELETE FROM search_appended")
     conn.execute(
         f"INSERT INTO search_rows (key, body) SELECT key, t FROM (SELECT key, "
         f"{TEXT_FUNCTION}(key, data) AS t FROM blobs WHERE key >= 'c/' AND key < 'c0' "
