@@ -1,14 +1,15 @@
 """Walking a listing page by page, by cursor: the one loop behind every walk
 of the store that reads a page per unit of work: ``iter_messages`` and
 ``iter_conversations`` (each page through the public page method), the
-maintenance walks (:mod:`makers_store.maintenance.inventory`,
-:mod:`makers_store.maintenance.index_repair`,
-:mod:`makers_store.maintenance.exporting`, :mod:`makers_store.maintenance.copying`,
-``store.admin.list_blobs``) the layout move (:mod:`makers_store._core.layout`),
-the fork's copy (:mod:`makers_store.lifecycle.fork`), retention's walk of
-the recency index (:mod:`makers_store.lifecycle.retention`) and the LangGraph
-store's index build and sweep. A loop within one unit of work is
-:func:`makers_store.blob_ops.each_batch`.
+maintenance walks (:mod:`makers_store.maintenance.inventory`, ``store.admin.list_blobs``
+included, :mod:`makers_store.maintenance.index_repair`,
+:mod:`makers_store.maintenance.exporting`, :mod:`makers_store.maintenance.copying`),
+the layout move (:mod:`makers_store._core.layout`), the fork's copy
+(:mod:`makers_store.lifecycle.fork`), retention's walk of the recency index
+(:mod:`makers_store.lifecycle.retention`), the LangGraph checkpointer's
+listing of a namespace and the LangGraph store's index build and sweep. A
+loop within one unit of work is :func:`makers_store.blob_ops.each_batch`
+(the LangGraph store's read of recency copies, among others).
 
 A walk is a function ``read(cursor)`` that reads one page, in a unit of work
 of its own, and returns it with the cursor the next page starts from, or None
