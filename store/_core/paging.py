@@ -20,7 +20,7 @@ what was written meanwhile may or may not be met, as each walk documents.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from typing import TypeVar
 
 from ..errors import MemoryCorruptError
@@ -33,7 +33,7 @@ Item = TypeVar("Item")
 async def pages(
     read: Callable[[Cursor | None], Awaitable[tuple[Page, Cursor | None]]],
     start: Cursor | None = None,
-) -> AsyncIterator[Page]:
+) -> AsyncGenerator[Page, None]:
     """Every page of the walk from ``start`` (None: the beginning): ``read``
     is called again with the cursor each page returns, until one returns None.
 
@@ -59,8 +59,10 @@ async def pages(
 async def items(
     read: Callable[[Cursor | None], Awaitable[tuple[Iterable[Item], Cursor | None]]],
     start: Cursor | None = None,
-) -> AsyncIterator[Item]:
-    """Every item of every page of the walk (see :func:`pages`), in order."""
+) -> AsyncGenerator[Item, None]:
+    """Every item of every page of the walk (see :func:`pages`), in order. A
+    caller that stops early closes it (``contextlib.aclosing``) so that the
+    walk ends there, not when the garbage collector finds it."""
     async for page in pages(read, start):
         for item in page:
             yield item
