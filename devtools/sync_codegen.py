@@ -328,8 +328,13 @@ def _forwarder(method: str, module: str, function: str) -> str:
     fill = ADMIN_FILLS.get(ast.unparse(first.annotation)) if first and first.annotation else None
     if fill is None:
         raise SystemExit(f"{path}: {function}'s first parameter is none of {sorted(ADMIN_FILLS)}")
-    kept = [a for a in args.kwonlyargs if a.arg not in ADMIN_HIDDEN]
-    defaults = [d for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if a in kept]
+    if args.posonlyargs or args.vararg or args.kwarg:
+        raise SystemExit(f"{path}: {function} takes / or * or **, which a forwarder does not pass")
+    pairs = list(zip(args.kwonlyargs, args.kw_defaults, strict=True))
+    if any(a.arg in ADMIN_HIDDEN and d is None for a, d in pairs):
+        raise SystemExit(f"{path}: {function} hides a parameter without a default")
+    kept = [a for a, _ in pairs if a.arg not in ADMIN_HIDDEN]
+    defaults = [d for a, d in pairs if a.arg not in ADMIN_HIDDEN]
     signature = ast.arguments(
         posonlyargs=[],
         args=[ast.arg("self"), *args.args[1:]],
@@ -352,7 +357,8 @@ def _forwarder(method: str, module: str, function: str) -> str:
     else:
         body = [f"    return {'await ' if asynchronous else ''}{call}"]
     code = [f"    {line}" for line in (define, *body)]
-    code = [f"{line}  # noqa: E501" if len(line) > 100 else line for line in code]  # one line each
+    # a signature on one line, as in sync_api.py: the function's layout is not copied
+    code = [f"{line}  # noqa: E501" if len(line) > 100 else line for line in code]
     docstring = FORWARD_DOC.format(f"makers_store.{module}.{function}")
     docstring = docstring.replace("\n", "\n" + " " * 8)
     imports = f"        {importer} {name}"
