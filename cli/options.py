@@ -232,7 +232,7 @@ def too_deep(argument: str) -> UsageProblem:
     """JSON nested deeper than Python's parser recurses (far deeper than any
     store accepts): said in the words the library uses for its own limit."""
     try:
-        from makers_store._core.codec import MAX_NESTING
+        from makers_store.limits import MAX_NESTING
 
         limit = f" (at most {MAX_NESTING} levels of lists and dicts)"
     except ImportError:  # the limit's home moved: the message stays true without it

@@ -1,7 +1,8 @@
 """Development-time generators, run from a checkout; never part of the wheel.
 
-- ``python -m devtools.sync_codegen`` writes ``store/sync_api.py`` from
-  ``store/context_store.py``;
+- ``python -m devtools.sync_codegen`` writes ``StoreAdmin``'s forwarding methods
+  from the maintenance functions, then ``store/sync_api.py`` from
+  ``store/context_store.py`` and the classes it mirrors;
 - ``python -m devtools.completions`` writes the shell scripts in ``completions/``;
 - ``python -m devtools.cli_reference`` writes ``docs/cli-reference.md`` from the typer app;
 - ``python -m devtools.api_reference`` writes ``docs/api-reference.md`` from the docstrings.

@@ -19,6 +19,7 @@ installed copy.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
 import re
 import sys
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from . import ROOT, page_is_stale, page_main
+from .sync_codegen import FORWARD_DOC
 
 TARGET = ROOT / "docs" / "api-reference.md"
 
@@ -89,9 +91,17 @@ def _placed(exported: dict[str, Any]) -> list[tuple[str, list[str]]]:
     return placed
 
 
+#: A generated ``StoreAdmin`` method's docstring: the function whose docstring is the method's.
+_FORWARD = re.compile(re.escape(FORWARD_DOC).replace(re.escape("{}"), r"([\w.]+)"))
+
+
 def _doc(obj: Any) -> str:
-    """The docstring, Sphinx roles and double backticks turned into Markdown code."""
+    """The docstring, Sphinx roles and double backticks turned into Markdown
+    code; a method that forwards (:data:`FORWARD_DOC`) has its function's."""
     text = inspect.getdoc(obj) or ""
+    if forward := _FORWARD.fullmatch(text):
+        module, _, name = forward.group(1).rpartition(".")
+        text = inspect.getdoc(getattr(importlib.import_module(module), name)) or ""
     text = re.sub(r":[a-z]+:`~?([^`]+)`", r"`\1`", text)
     return text.replace("``", "`").strip()
 

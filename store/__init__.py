@@ -12,7 +12,9 @@ room                what is in it
 ==================  ==============================================================
 foundation          ``errors.py`` (the error tree), ``models.py`` (Message,
                     ConversationMeta...), ``clock.py`` (clocks, id sources),
-                    ``text.py`` (user data made safe to print)
+                    ``text.py`` (user data made safe to print),
+                    ``limits.py`` (what a value may hold: ids, nesting,
+                    lone surrogates)
 core                ``_core/`` (private: the key layout, the records, the
                     I/O-free programs, the unit runner; its map is its
                     ``__init__``), with the public seam beside it:
@@ -57,9 +59,10 @@ the Studio, also ``text``, ``models``, ``clock``, ``factory.split_url``,
 (:mod:`makers_store.lifecycle.history_rules`), the search's matching
 (:mod:`makers_store.maintenance.search`), the export format's names
 (:mod:`makers_store.maintenance.exporting`, ``importing.validate_jsonl``),
-the adapters' accessors, and the codec's limits
-(:mod:`makers_store._core.codec`: ``MAX_NESTING``, ``has_surrogate``,
-``find_surrogate``).
+the adapters' accessors, and the limits of a value
+(:mod:`makers_store.limits`: ``MAX_NESTING``, ``has_surrogate``,
+``find_surrogate``, ``identifier``). Nothing outside the store imports a
+private module (``_core/`` or any ``_`` name; ``tests/test_rooms.py``).
 """
 
 from __future__ import annotations

@@ -356,55 +356,6 @@ class SyncStoreAdmin:
         self._async = admin
         self._portal = portal
 
-    def counts(self) -> StoreCounts:
-        """Live conversations, their messages, state entries and index
-entries, the users (ids with a per-user index) and the blobs the
-framework adapters keep."""
-        return self._portal.call(self._async.counts())
-
-    def count_conversations(self) -> int:
-        """How many conversation ids own data (a cheap walk: no meta is read);
-the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
-        return self._portal.call(self._async.count_conversations())
-
-    def iter_user_ids(self) -> Generator[str, None, None]:
-        """Every user id the store has a per-user index of (the ``user_id`` of
-appends), in key order: one listing per user, in bounded units of
-work. ``list_conversations(user_id=...)`` lists each one's conversations."""
-        return self._portal.iterate(self._async.iter_user_ids())
-
-    def conversation_users(self, conversation_id: str) -> list[str] | None:
-        """The user ids whose index lists the conversation (the ``user_id`` of
-its appends), or None when it does not exist. Not a field of
-ConversationMeta, whose fields are the platform's."""
-        return self._portal.call(self._async.conversation_users(conversation_id))
-
-    def langgraph_checkpoints(self, conversation_id: str) -> list[CheckpointName]:
-        """The names (namespace and id) of the LangGraph checkpoints of the
-conversation's thread, newest first within each namespace; read from
-the keys, so without LangGraph installed (``conv show`` names them)."""
-        return self._portal.call(self._async.langgraph_checkpoints(conversation_id))
-
-    def iter_state_only_conversations(self) -> Generator[StateOnlyConversation, None, None]:
-        """The conversations that hold state and no meta (``state.set`` with
-no message ever appended), with how many state entries each holds.
-No recency index lists them, so this walks the store's conversation
-ids (one listing per conversation, in bounded units of work; never
-one per key): a maintenance read, not a per-request one."""
-        return self._portal.iterate(self._async.iter_state_only_conversations())
-
-    def check_index(self) -> IndexCheck:
-        """Compare every index entry with the conversations' metas, and every
-meta with the entries it implies; ``.ok`` when nothing drifted.
-Read-only."""
-        return self._portal.call(self._async.check_index())
-
-    def rebuild_index(self, *, on_conversation: Callable[[int], None] | None=None) -> RebuildSummary:
-        """Recreate every index entry from the conversations' metas, then
-delete the entries that are not current. ``on_conversation(n)``
-reports progress after each batch of ``n`` conversations."""
-        return self._portal.call(self._async.rebuild_index(on_conversation=on_conversation))
-
     def check_search_index(self) -> SearchIndexCheck | None:
         """Compare the backend's search index (:mod:`makers_store.maintenance.search_index`)
 with the message blobs: ``.ok`` when every message is found as it is
@@ -417,61 +368,6 @@ the messages). Read-only."""
 many messages it holds (None: the backend has none)."""
         return self._portal.call(self._async.rebuild_search_index())
 
-    def iter_index_entries(self, *, user_id: str | None=None) -> Generator[IndexEntry, None, None]:
-        """Every raw index entry (the recency index, then the per-user ones),
-or only ``user_id``'s, each judged against its conversation's meta."""
-        return self._portal.iterate(self._async.iter_index_entries(user_id=user_id))
-
-    def export_jsonl(self, write: Callable[[str], object], *, conversation_ids: Sequence[str] | None=None, user_id: str | None=None, on_conversation: Callable[[], None] | None=None) -> TransferCounts:
-        """Write the store (or the conversations selected by id and/or user)
-as JSON lines through ``write``; ``on_conversation()`` runs after each
-conversation walked. Blobs outside conversations (framework data) are
-exported only when nothing is selected. The format:
-:mod:`makers_store.maintenance.exporting`."""
-        return self._portal.call(self._async.export_jsonl(write, conversation_ids=conversation_ids, user_id=user_id, on_conversation=on_conversation))
-
-    def import_jsonl(self, source: Callable[[], Iterable[str | bytes]], *, progress: Callable[[int, int], None] | None=None, on_conversation: Callable[[int, int], None] | None=None) -> TransferCounts:
-        """Read back what :meth:`export_jsonl` wrote: every line of
-``source()`` is validated before anything is written, then each
-conversation of the file replaces the one with its id in one unit of
-work (idempotent; an interrupted import is finished by running it
-again). ``progress(line, lines)`` reports records read;
-``on_conversation(done, conversations)`` runs after each conversation."""
-        return self._portal.call(self._async.import_jsonl(source, progress=progress, on_conversation=on_conversation))
-
-    def count_units(self) -> int:
-        """How many conversations and blobs outside them the store holds: the
-progress total of :meth:`copy_to`."""
-        return self._portal.call(self._async.count_units())
-
-    def copy_to(self, destination: SyncContextStore, *, prune: bool=False, progress: Callable[[int], None] | None=None) -> CopyReport:
-        """Copy every conversation and every blob outside them into
-``destination`` (another store, on any backend). Each conversation
-there is replaced at once; conversations already equal are not
-written again, so a second run writes nothing. ``prune=True`` deletes
-what exists only in the destination. ``progress(n)`` runs after each
-conversation and page of blobs. Copy a store nobody is writing to. In
-blocking code both stores share one :class:`~makers_store.Portal`
-(the copy uses the destination from the source's event loop). The
-destination's writes run through its own runner: its clock, ids and
-retry policy hold there."""
-        return self._portal.call(self._async.copy_to(destination.async_store, prune=prune, progress=progress))
-
-    def prune_conversations(self, idle_for: timedelta, *, user_id: str | None=None, dry_run: bool=False, conversation_ids: Sequence[str] | None=None, on_conversation: Callable[[int], None] | None=None) -> PruneReport:
-        """Delete every conversation (or ``user_id``'s) whose last write is
-older than ``idle_for`` on the store's clock, whole, as
-``delete_conversation`` deletes it; ``dry_run`` only reports what
-would go. Last write: the last append, metadata update, message
-update or delete, state write or LangGraph checkpoint, and the
-conversation's Claude transcripts (:mod:`makers_store._core.activity`).
-A conversation written while the prune runs is kept whole: each is
-judged again in the unit that deletes it, and deleted only if nothing
-was written since (:mod:`makers_store.lifecycle.retention`).
-``conversation_ids`` limits the prune to those (a plan shown before;
-each still judged at delete time). ``on_conversation(n)`` runs after
-each unit of work with the conversations it deleted."""
-        return self._portal.call(self._async.prune_conversations(idle_for, user_id=user_id, dry_run=dry_run, conversation_ids=conversation_ids, on_conversation=on_conversation))
-
     def prune_checkpoints(self, *, conversation_id: str | None=None, dry_run: bool=False) -> CheckpointPruneReport:
         """Delete every LangGraph checkpoint (with its pending writes) but the
 latest of each namespace of each thread (or of ``conversation_id``'s
@@ -481,45 +377,6 @@ transcript is gone. ``dry_run`` only counts. Records are read with the
 default LangGraph serializer when LangGraph is installed (without
 it, each latest checkpoint keeps its whole parent chain)."""
         return self._portal.call(self._async.prune_checkpoints(conversation_id=conversation_id, dry_run=dry_run))
-
-    def search_messages(self, text: str, *, conversation_ids: Sequence[str] | None=None, user_id: str | None=None, role: str | None=None, since: int | None=None, until: int | None=None, limit: int | None=None, on_conversation: Callable[[], None] | None=None) -> Generator[MessageHit, None, None]:
-        """The messages whose text (a string content, the text parts of
-structured content) contains ``text``, ignoring case, newest first:
-in ``conversation_ids`` (else all, or ``user_id``'s), by ``role``,
-created from ``since`` to ``until`` (ms, included), at most ``limit``;
-each a :class:`~makers_store.maintenance.search.MessageHit` with a snippet.
-``on_conversation()`` runs after each conversation searched. Memory
-stays bounded: see :mod:`makers_store.maintenance.search`."""
-        return self._portal.iterate(self._async.search_messages(text, conversation_ids=conversation_ids, user_id=user_id, role=role, since=since, until=until, limit=limit, on_conversation=on_conversation))
-
-    def find_conversations(self, text: str, *, user_id: str | None=None, since: int | None=None, until: int | None=None, limit: int | None=None) -> Generator[ConversationMeta, None, None]:
-        """The conversations whose id or title contains ``text``, ignoring
-case, newest first, last message from ``since`` to ``until`` (ms,
-included), at most ``limit``."""
-        return self._portal.iterate(self._async.find_conversations(text, user_id=user_id, since=since, until=until, limit=limit))
-
-    def check_history(self, conversation_id: str | None=None, *, on_conversation: Callable[[], None] | None=None) -> Generator[HistoryFinding, None, None]:
-        """What breaks a model call or a UI in ``conversation_id`` (else in
-every conversation id owning data), each a
-:class:`~makers_store.lifecycle.history_rules.HistoryFinding` naming
-the conversation, the messages and the rule: tool calls without
-results and results without calls (messages and OpenAI session items),
-duplicated messages, messages the converters cannot turn into valid
-OpenAI or Anthropic input, adapter data without its conversation.
-Read-only; memory stays bounded (see
-:mod:`makers_store.maintenance.doctor`). ``on_conversation()`` runs after
-each conversation id checked."""
-        return self._portal.iterate(self._async.check_history(conversation_id, on_conversation=on_conversation))
-
-    def repair_history(self, conversation_id: str | None=None, *, on_conversation: Callable[[], None] | None=None) -> Generator[HistoryRepair, None, None]:
-        """Check as :meth:`check_history` does and repair each finding that
-has one safe repair (``finding.repair``), re-checked at repair time:
-an orphan tool call gets a result saying it was interrupted (or, in the
-middle of the history, is set aside in the message's metadata), the
-later of two exact duplicates is deleted. One
-:class:`~makers_store.maintenance.doctor.HistoryRepair` per such
-finding; a second run finds nothing left to repair."""
-        return self._portal.iterate(self._async.repair_history(conversation_id, on_conversation=on_conversation))
 
     def vacuum(self) -> VacuumReport:
         """Give back the space deletes leave (SQLite's free pages, PostgreSQL's
@@ -536,48 +393,137 @@ meanwhile. A snapshot of that name is replaced only with ``replace``;
 a save that fails leaves it as it was."""
         return self._portal.call(self._async.save_snapshot(name, directory=directory, replace=replace))
 
+    def counts(self) -> StoreCounts:
+        """Runs :func:`makers_store.maintenance.inventory.store_counts`
+on this store."""
+        return self._portal.call(self._async.counts())
+
+    def count_conversations(self) -> int:
+        """Runs :func:`makers_store.maintenance.inventory.count_conversations`
+on this store."""
+        return self._portal.call(self._async.count_conversations())
+
+    def iter_user_ids(self) -> Generator[str, None, None]:
+        """Runs :func:`makers_store.maintenance.inventory.iter_user_ids`
+on this store."""
+        return self._portal.iterate(self._async.iter_user_ids())
+
+    def conversation_users(self, conversation_id: str) -> list[str] | None:
+        """Runs :func:`makers_store.maintenance.inventory.conversation_users`
+on this store."""
+        return self._portal.call(self._async.conversation_users(conversation_id))
+
+    def langgraph_checkpoints(self, conversation_id: str) -> list[CheckpointName]:
+        """Runs :func:`makers_store.maintenance.inventory.checkpoint_names`
+on this store."""
+        return self._portal.call(self._async.langgraph_checkpoints(conversation_id))
+
+    def iter_state_only_conversations(self) -> Generator[StateOnlyConversation, None, None]:
+        """Runs :func:`makers_store.maintenance.inventory.iter_state_only`
+on this store."""
+        return self._portal.iterate(self._async.iter_state_only_conversations())
+
+    def check_index(self) -> IndexCheck:
+        """Runs :func:`makers_store.maintenance.index_repair.check_indexes`
+on this store."""
+        return self._portal.call(self._async.check_index())
+
+    def rebuild_index(self, *, on_conversation: Callable[[int], None] | None=None) -> RebuildSummary:
+        """Runs :func:`makers_store.maintenance.index_repair.rebuild_indexes`
+on this store."""
+        return self._portal.call(self._async.rebuild_index(on_conversation=on_conversation))
+
+    def iter_index_entries(self, *, user_id: str | None=None) -> Generator[IndexEntry, None, None]:
+        """Runs :func:`makers_store.maintenance.index_repair.iter_index_entries`
+on this store."""
+        return self._portal.iterate(self._async.iter_index_entries(user_id=user_id))
+
+    def export_jsonl(self, write: Callable[[str], object], *, conversation_ids: Sequence[str] | None=None, user_id: str | None=None, on_conversation: Callable[[], None] | None=None) -> TransferCounts:
+        """Runs :func:`makers_store.maintenance.exporting.export_jsonl`
+on this store."""
+        return self._portal.call(self._async.export_jsonl(write, conversation_ids=conversation_ids, user_id=user_id, on_conversation=on_conversation))
+
+    def import_jsonl(self, source: Callable[[], Iterable[str | bytes]], *, progress: Callable[[int, int], None] | None=None, on_conversation: Callable[[int, int], None] | None=None) -> TransferCounts:
+        """Runs :func:`makers_store.maintenance.importing.import_jsonl`
+on this store."""
+        return self._portal.call(self._async.import_jsonl(source, progress=progress, on_conversation=on_conversation))
+
+    def count_units(self) -> int:
+        """Runs :func:`makers_store.maintenance.copying.count_units`
+on this store."""
+        return self._portal.call(self._async.count_units())
+
+    def copy_to(self, destination: SyncContextStore, *, prune: bool=False, progress: Callable[[int], None] | None=None) -> CopyReport:
+        """Runs :func:`makers_store.maintenance.copying.copy_to`
+on this store."""
+        return self._portal.call(self._async.copy_to(destination.async_store, prune=prune, progress=progress))
+
+    def prune_conversations(self, idle_for: timedelta, *, user_id: str | None=None, dry_run: bool=False, conversation_ids: Sequence[str] | None=None, on_conversation: Callable[[int], None] | None=None) -> PruneReport:
+        """Runs :func:`makers_store.lifecycle.retention.prune_conversations`
+on this store."""
+        return self._portal.call(self._async.prune_conversations(idle_for, user_id=user_id, dry_run=dry_run, conversation_ids=conversation_ids, on_conversation=on_conversation))
+
+    def search_messages(self, text: str, *, conversation_ids: Sequence[str] | None=None, user_id: str | None=None, role: str | None=None, since: int | None=None, until: int | None=None, limit: int | None=None, on_conversation: Callable[[], None] | None=None) -> Generator[MessageHit, None, None]:
+        """Runs :func:`makers_store.maintenance.search.search_messages`
+on this store."""
+        return self._portal.iterate(self._async.search_messages(text, conversation_ids=conversation_ids, user_id=user_id, role=role, since=since, until=until, limit=limit, on_conversation=on_conversation))
+
+    def find_conversations(self, text: str, *, user_id: str | None=None, since: int | None=None, until: int | None=None, limit: int | None=None) -> Generator[ConversationMeta, None, None]:
+        """Runs :func:`makers_store.maintenance.search.find_conversations`
+on this store."""
+        return self._portal.iterate(self._async.find_conversations(text, user_id=user_id, since=since, until=until, limit=limit))
+
+    def check_history(self, conversation_id: str | None=None, *, on_conversation: Callable[[], None] | None=None) -> Generator[HistoryFinding, None, None]:
+        """Runs :func:`makers_store.maintenance.doctor.check_history`
+on this store."""
+        return self._portal.iterate(self._async.check_history(conversation_id, on_conversation=on_conversation))
+
+    def repair_history(self, conversation_id: str | None=None, *, on_conversation: Callable[[], None] | None=None) -> Generator[HistoryRepair, None, None]:
+        """Runs :func:`makers_store.maintenance.doctor.repair_history`
+on this store."""
+        return self._portal.iterate(self._async.repair_history(conversation_id, on_conversation=on_conversation))
+
     def list_snapshots(self, *, directory: str | PathLike[str] | None=None) -> Generator[SnapshotInfo, None, None]:
-        """The snapshots in ``directory`` (else the default folder), newest first."""
+        """Runs :func:`makers_store.maintenance.snapshots.list_all`
+on this store."""
         return self._portal.iterate(self._async.list_snapshots(directory=directory))
 
     def snapshot_folder(self, directory: str | PathLike[str] | None=None) -> Path:
-        """The folder of the snapshots: ``directory``, else the default one."""
+        """Runs :func:`makers_store.maintenance.snapshots.folder`
+on this store."""
         return self._async.snapshot_folder(directory)
 
     def snapshot_info(self, name: str, *, directory: str | PathLike[str] | None=None) -> SnapshotInfo:
-        """What the snapshot ``name`` holds (MemoryNotFoundError when there is none)."""
+        """Runs :func:`makers_store.maintenance.snapshots.info`
+on this store."""
         return self._portal.call(self._async.snapshot_info(name, directory=directory))
 
     def restore_snapshot(self, name: str, *, directory: str | PathLike[str] | None=None) -> SnapshotInfo:
-        """Make the store hold exactly what the snapshot ``name`` holds
-(what is not in it is deleted). SQLite: in one transaction, other
-processes with the store open (``serve``) reading the restored store
-from their next unit on."""
+        """Runs :func:`makers_store.maintenance.snapshots.restore`
+on this store."""
         return self._portal.call(self._async.restore_snapshot(name, directory=directory))
 
     def delete_snapshot(self, name: str, *, directory: str | PathLike[str] | None=None) -> bool:
-        """Delete the snapshot ``name``; False when there was none."""
+        """Runs :func:`makers_store.maintenance.snapshots.delete`
+on this store."""
         return self._portal.call(self._async.delete_snapshot(name, directory=directory))
 
     def reset(self, *, to: str | None=None, directory: str | PathLike[str] | None=None) -> SnapshotInfo | None:
-        """Delete everything the store holds, or, with ``to``, restore the
-snapshot of that name (returned)."""
+        """Runs :func:`makers_store.maintenance.snapshots.reset`
+on this store."""
         return self._portal.call(self._async.reset(to=to, directory=directory))
 
     def seed(self, path: str | PathLike[str]) -> TransferCounts:
-        """Load seed fixtures: the export file ``path``, or every ``*.jsonl``
-file of the folder ``path``, all validated before anything is
-written; each conversation replaces the one with its id (running it
-again changes nothing)."""
+        """Runs :func:`makers_store.maintenance.snapshots.seed`
+on this store."""
         return self._portal.call(self._async.seed(path))
 
     def list_blobs(self, prefix: str='', *, start_after: str | None=None, limit: int | None=None) -> Generator[BlobInfo, None, None]:
-        """The raw blobs under ``prefix`` in key order (key, size, etag,
-updated time), after the key ``start_after``, at most ``limit``:
-what ``makers-store blob ls`` shows. Listed in pages of 500 keys."""
+        """Runs :func:`makers_store.maintenance.inventory.list_blobs`
+on this store."""
         return self._portal.iterate(self._async.list_blobs(prefix, start_after=start_after, limit=limit))
 
     def get_blob(self, key: str) -> Blob | None:
-        """The raw blob under ``key`` (its value and info), or None: what
-``makers-store blob get`` shows."""
+        """Runs :func:`makers_store.maintenance.inventory.get_blob`
+on this store."""
         return self._portal.call(self._async.get_blob(key))

@@ -10,7 +10,9 @@ one mechanism, a test shows the copy's work now goes through the one.
   conversations (a Claude session's) included, leaving no conversation data.
 - One loop within a unit (``blob_ops.each_batch``) and one walk across units
   (``paging``): the batches and their bounds, an early stop, and the walk's
-  guard against a page that makes no progress, now under every such loop.
+  guard against a page that makes no progress, now under every such loop,
+  the LangGraph checkpointer's listing and the LangGraph store's read of
+  recency copies included.
 """
 
 from __future__ import annotations
@@ -205,3 +207,91 @@ async def test_a_walk_of_units_that_makes_no_progress_is_named_not_run_forever()
     with pytest.raises(MemoryCorruptError, match="no progress"):
         await paging.run_pages(step)
     assert steps == [None, "k"]
+
+
+# --- the LangGraph adapter's loops ---------------------------------------------------
+
+
+class WalkSpy:
+    """Records each walk ``paging.pages`` starts (its start cursor), wrapping
+    the one walker (which runs as it is)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.starts: list[str | None] = []
+        walk = paging.pages
+
+        def pages(read: Any, start: Any = None) -> Any:
+            self.starts.append(start)
+            return walk(read, start)
+
+        monkeypatch.setattr(paging, "pages", pages)
+
+
+@pytest.mark.parametrize("kind", ["memory", "stepwise"])
+async def test_a_checkpoint_listing_walks_pages_through_the_one_walker(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A namespace's checkpoints, listed a page (a unit) at a time by the one
+    walker: pages of 100, no more than are still wanted without a filter,
+    stopping within a page once ``limit`` matches are found."""
+    from langgraph.checkpoint.conformance.test_utils import generate_checkpoint
+
+    async with makers_store.open_store(backend_url(kind, tmp_path)) as store:
+        saver = store.langgraph_checkpointer
+        config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        for n in range(230):
+            await saver.aput(config, generate_checkpoint(), {"n": n % 2}, {})  # type: ignore[typeddict-item]
+        ids = [item.checkpoint["id"] async for item in saver.alist(config)]
+        assert len(ids) == 230 and ids == sorted(ids, reverse=True)
+        counter, spy = OpCounter(store), WalkSpy(monkeypatch)
+
+        async def listed(**options: Any) -> tuple[list[str], int]:
+            counter.reset()
+            found = [item.checkpoint["id"] async for item in saver.alist(config, **options)]
+            return found, counter.units
+
+        assert await listed() == (ids, 3)  # 100, 100, 30
+        assert await listed(limit=120) == (ids[:120], 2)  # 100, then the 20 still wanted
+        odd = [i for n, i in enumerate(ids) if n % 2 == 0]  # newest first: n = 229, 227...
+        assert await listed(filter={"n": 1}, limit=60) == (odd[:60], 2)  # stopped in page 2
+        before: Any = {"configurable": {"checkpoint_id": ids[9]}}
+        assert await listed(before=before, limit=5) == (ids[10:15], 1)
+        assert spy.starts == [None, None, None, ids[9]]
+
+
+async def test_the_langgraph_store_reads_recency_copies_in_batches_of_the_one_loop(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A search without a query reads each namespace's recency copies through
+    ``each_batch`` within its unit, the first batch read once (it also tells
+    whether the prefix has namespaces below it), stopping at ``offset + limit``."""
+    from makers_store.adapters.langgraph import store_programs
+
+    batches: list[tuple[str, str | None]] = []
+    loop = store_programs.each_batch
+
+    def each_batch(prefix: str, visit: Any, **options: Any) -> Any:
+        batches.append((prefix, options.get("start_after")))
+        return loop(prefix, visit, **options)
+
+    monkeypatch.setattr(store_programs, "each_batch", each_batch)
+    async with makers_store.open_store("memory://", clock=FixedClock()) as store:
+        lg = store.langgraph_store
+        for n in range(100):
+            await lg.aput(("docs",), f"k{n:02}", {"odd": n % 2 == 1})
+        newest = [f"k{n:02}" for n in reversed(range(100))]
+        batches.clear()
+        # a filter reads batches of 64: the first (32 odd ones), then 8 of the next
+        found = await lg.asearch(("docs",), filter={"odd": True}, limit=30, offset=10)
+        assert [item.key for item in found] == newest[::2][10:40]
+        assert len(batches) == 1 and batches[0][1] is not None  # after the first batch
+        batches.clear()
+        assert [item.key for item in await lg.asearch(("docs",), limit=5)] == newest[:5]
+        assert batches == []  # the first batch held the 5
+        for space in ("x", "y"):
+            await lg.aput(("docs", space), "k", {"space": space})
+        batches.clear()
+        found = await lg.asearch(("docs",), limit=3)
+        assert [item.key for item in found] == ["k", "k", "k99"]
+        assert [start for _, start in batches] == [None] * 3  # each namespace once, from its start
+        assert len({prefix for prefix, _ in batches}) == 3

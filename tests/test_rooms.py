@@ -16,7 +16,7 @@ from tests.test_store_imports import MODULES, PACKAGE, graph, short
 #: The store's rooms, lowest first: (room, the modules in it, by prefix of
 #: their name under ``makers_store``; "" is ``makers_store`` itself).
 STORE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("errors", "models", "clock", "text")),
+    ("foundation", ("errors", "models", "clock", "text", "limits")),
     ("core", ("_core", "blob_ops", "blob", "blob_conformance", "retry")),
     ("lifecycle", ("lifecycle",)),
     ("api", ("api",)),
@@ -87,6 +87,39 @@ def test_the_rule_sees_an_upward_import() -> None:
     facade = f"{PACKAGE}.context_store"
     assert store_layer(facade) == len(STORE_LAYERS) - 1
     assert f"{PACKAGE}.maintenance.admin" in EVERY_IMPORT[facade]
+
+
+def private(module: str) -> bool:
+    """Whether ``module`` is a private part of the store: a ``_`` name under
+    ``makers_store`` (``_core`` and everything in it, ``_anything.py``)."""
+    parts = module.split(".")
+    return (
+        parts[0] == PACKAGE
+        and store_layer(module) is not None
+        and any(part.startswith("_") for part in parts[1:])
+    )
+
+
+def test_nothing_outside_the_store_imports_a_private_module() -> None:
+    """cli/ and emulator/ use what ``makers_store`` exports and the documented
+    internal interface (the map in ``store/__init__.py``), never ``_core``."""
+    outside = [name for name in MODULES if store_layer(name) is None]
+    assert len(outside) > 50  # the CLI, the backends, the runtime, the Studio
+    found = sorted(
+        f"{short(name)} -> {short(target)}"
+        for name in outside
+        for target in EVERY_IMPORT[name]
+        if private(target)
+    )
+    assert found == []
+
+
+def test_the_private_rule_sees_a_private_module() -> None:
+    """Not vacuous: the store's own modules import ``_core``, and the rule
+    names it private."""
+    assert private(f"{PACKAGE}._core.codec") and not private(f"{PACKAGE}.limits")
+    facade = f"{PACKAGE}.context_store"
+    assert any(private(target) for target in EVERY_IMPORT[facade])
 
 
 def test_backends_import_only_the_blob_interface_and_no_other_backend() -> None:

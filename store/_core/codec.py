@@ -14,18 +14,14 @@ be stored, decoded again, exported and imported.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import MemoryCorruptError, MemoryValidationError
+from ..limits import MAX_NESTING as MAX_NESTING  # the tests and the docs name it here too
+from ..limits import find_surrogate, has_surrogate, json_path
 from ..models import ConversationMeta, Message
 
-#: Most levels of lists and dicts in one value (``[[1]]`` has two). Records
-#: wrap a value in two more levels, and Python's decoder gives up near its
-#: recursion limit (~1000 frames, shared with the caller's stack), so the
-#: limit keeps every accepted value decodable from any call depth.
-MAX_NESTING = 100
 #: Largest serialized value (UTF-8 bytes): the platform's 50 MB content limit,
 #: applied to every JSON value the store keeps unless a caller asks for less.
 MAX_VALUE_BYTES = 50 * 1024 * 1024
@@ -37,15 +33,9 @@ _ascii_encoder = json.JSONEncoder(
     ensure_ascii=True, allow_nan=False, check_circular=True, separators=(",", ":")
 )
 _decoder = json.JSONDecoder()
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _CONTAINERS = (dict, list, tuple)
 #: what export writes escaped so that no line reader splits a record
 _LINE_BREAKS = {0x85: "\\u0085", 0x2028: "\\u2028", 0x2029: "\\u2029"}
-
-
-def has_surrogate(text: str) -> bool:
-    """Whether ``text`` holds a lone surrogate (the one str UTF-8 cannot encode)."""
-    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def encode_json(value: Any, *, argument: str, max_bytes: int = MAX_VALUE_BYTES) -> str:
@@ -104,10 +94,6 @@ def _type_reason(exc: TypeError) -> str:
     return text.replace("Object of type", "a value of type", 1) if text else "unsupported type"
 
 
-def _step(path: str, key: str) -> str:
-    return f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
-
-
 def _check_structure(value: Any, argument: str) -> None:
     """Refuse what json.dumps takes but the store cannot keep: non-str keys
     (which json.dumps silently turns into strings) and nesting deeper than
@@ -139,29 +125,9 @@ def _raise_key_error(value: Any, argument: str) -> None:
                         f"{argument} must be strict JSON: object keys must be strings, "
                         f"found {type(key).__name__} key {key!r} at {path}"
                     )
-                stack.append((child, _step(path, key)))
+                stack.append((child, json_path(path, key)))
         elif isinstance(item, list | tuple):
             stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
-
-
-def find_surrogate(value: Any) -> str | None:
-    """Where the first lone surrogate in a JSON-like value (str, dict, list,
-    tuple, nested) is, as ``the string at $.a[0]`` or ``the key 'k' at $``;
-    None when it holds none. Iterative, so any depth is safe; it builds paths,
-    so callers on a hot path run it only when a surrogate is possible."""
-    stack: list[tuple[Any, str]] = [(value, "$")]
-    while stack:
-        item, path = stack.pop()
-        if isinstance(item, str) and has_surrogate(item):
-            return f"the string at {path}"
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if isinstance(key, str) and has_surrogate(key):
-                    return f"the key {key!r} at {path}"
-                stack.append((child, _step(path, str(key))))
-        elif isinstance(item, list | tuple):
-            stack.extend((child, f"{path}[{index}]") for index, child in enumerate(item))
-    return None
 
 
 def decode_json(data: bytes | str, *, what: str) -> Any:

@@ -1,14 +1,15 @@
 """Walking a listing page by page, by cursor: the one loop behind every walk
 of the store that reads a page per unit of work: ``iter_messages`` and
 ``iter_conversations`` (each page through the public page method), the
-maintenance walks (:mod:`makers_store.maintenance.inventory`,
-:mod:`makers_store.maintenance.index_repair`,
-:mod:`makers_store.maintenance.exporting`, :mod:`makers_store.maintenance.copying`,
-``store.admin.list_blobs``) the layout move (:mod:`makers_store._core.layout`),
-the fork's copy (:mod:`makers_store.lifecycle.fork`), retention's walk of
-the recency index (:mod:`makers_store.lifecycle.retention`) and the LangGraph
-store's index build and sweep. A loop within one unit of work is
-:func:`makers_store.blob_ops.each_batch`.
+maintenance walks (:mod:`makers_store.maintenance.inventory`, ``store.admin.list_blobs``
+included, :mod:`makers_store.maintenance.index_repair`,
+:mod:`makers_store.maintenance.exporting`, :mod:`makers_store.maintenance.copying`),
+the layout move (:mod:`makers_store._core.layout`), the fork's copy
+(:mod:`makers_store.lifecycle.fork`), retention's walk of the recency index
+(:mod:`makers_store.lifecycle.retention`), the LangGraph checkpointer's
+listing of a namespace and the LangGraph store's index build and sweep. A
+loop within one unit of work is :func:`makers_store.blob_ops.each_batch`
+(the LangGraph store's read of recency copies, among others).
 
 A walk is a function ``read(cursor)`` that reads one page, in a unit of work
 of its own, and returns it with the cursor the next page starts from, or None
@@ -19,7 +20,7 @@ what was written meanwhile may or may not be met, as each walk documents.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from typing import TypeVar
 
 from ..errors import MemoryCorruptError
@@ -32,7 +33,7 @@ Item = TypeVar("Item")
 async def pages(
     read: Callable[[Cursor | None], Awaitable[tuple[Page, Cursor | None]]],
     start: Cursor | None = None,
-) -> AsyncIterator[Page]:
+) -> AsyncGenerator[Page, None]:
     """Every page of the walk from ``start`` (None: the beginning): ``read``
     is called again with the cursor each page returns, until one returns None.
 
@@ -58,8 +59,10 @@ async def pages(
 async def items(
     read: Callable[[Cursor | None], Awaitable[tuple[Iterable[Item], Cursor | None]]],
     start: Cursor | None = None,
-) -> AsyncIterator[Item]:
-    """Every item of every page of the walk (see :func:`pages`), in order."""
+) -> AsyncGenerator[Item, None]:
+    """Every item of every page of the walk (see :func:`pages`), in order. A
+    caller that stops early closes it (``contextlib.aclosing``) so that the
+    walk ends there, not when the garbage collector finds it."""
     async for page in pages(read, start):
         for item in page:
             yield item

@@ -8,11 +8,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import MemoryValidationError
+from ..limits import identifier as identifier
+from ..limits import text as text
 from ..models import ROLES
 from . import keys
-from .codec import MAX_VALUE_BYTES, dumps, encode_json, has_surrogate
+from .codec import MAX_VALUE_BYTES, dumps, encode_json
 
-MAX_ID_LENGTH = 256
 MAX_CONTENT_BYTES = MAX_VALUE_BYTES
 #: Largest serialized metadata of a message (append_message, update_message).
 MAX_MESSAGE_METADATA_BYTES = 1024 * 1024
@@ -22,30 +23,6 @@ MAX_MESSAGE_METADATA_BYTES = 1024 * 1024
 #: belongs in content or state.
 MAX_CONVERSATION_METADATA_BYTES = 256 * 1024
 MIN_LIMIT, MAX_LIMIT = 1, 100
-
-
-def identifier(value: Any, argument: str) -> str:
-    if not isinstance(value, str):
-        raise MemoryValidationError(f"{argument} must be a string, not {type(value).__name__}")
-    if not value:
-        raise MemoryValidationError(f"{argument} must not be empty")
-    if len(value) > MAX_ID_LENGTH:
-        raise MemoryValidationError(
-            f"{argument} must be at most {MAX_ID_LENGTH} characters, got {len(value)}"
-        )
-    return text(value, argument)
-
-
-def text(value: str, argument: str) -> str:
-    """``value`` if UTF-8 can encode it (it holds no lone surrogate), else the
-    one error for that, naming ``argument``. For names that go into keys and
-    records; whole JSON values are checked by ``codec.encode_json``."""
-    if has_surrogate(value):
-        raise MemoryValidationError(
-            f"{argument} must be valid Unicode: {value!r} holds a lone surrogate, "
-            "which UTF-8 cannot encode"
-        )
-    return value
 
 
 def conversation_id(value: Any) -> str:

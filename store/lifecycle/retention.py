@@ -321,8 +321,18 @@ async def prune_conversations(
     conversation_ids: Sequence[str] | None = None,
     on_conversation: Callable[[int], None] | None = None,
 ) -> PruneReport:
-    """The body of :meth:`StoreAdmin.prune_conversations` (arguments checked
-    here, before anything is read)."""
+    """Delete every conversation (or ``user_id``'s) whose last write is
+    older than ``idle_for`` on the store's clock, whole, as
+    ``delete_conversation`` deletes it; ``dry_run`` only reports what
+    would go. Last write: the last append, metadata update, message
+    update or delete, state write or LangGraph checkpoint, and the
+    conversation's Claude transcripts (:mod:`makers_store._core.activity`).
+    A conversation written while the prune runs is kept whole: each is
+    judged again in the unit that deletes it, and deleted only if nothing
+    was written since (:mod:`makers_store.lifecycle.retention`).
+    ``conversation_ids`` limits the prune to those (a plan shown before;
+    each still judged at delete time). ``on_conversation(n)`` runs after
+    each unit of work with the conversations it deleted."""
     ms = idle_ms(idle_for)
     uid = validate.optional_user_id(user_id)
     dry = flag(dry_run, "dry_run")

@@ -25,17 +25,21 @@ import hashlib
 import tempfile
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from .._core import adapter_keys, keys, paging
 from .._core.codec import ConversationRecord, dumps_line, live_record
 from .._core.programs import delete_conversation
 from .._core.runner import UnitRunner
 from ..blob_ops import Entry, Op, Program, delete, delete_many, each_batch, put, scan
+from ..errors import MemoryValidationError
 from ..models import fields_dict
 from .exporting import FORMAT, OUTSIDE_RANGES, VERSION, TransferCounts, export_conversation
 from .importing import import_jsonl
 from .inventory import count_conversations, iter_conversations
+
+if TYPE_CHECKING:
+    from ..api.conversation_store import ConversationStore
 
 PAGE = 500
 #: concurrent units per page on backends that step one request at a time
@@ -307,12 +311,35 @@ async def _copy_range(
 
 
 async def count_units(runner: UnitRunner) -> int:
-    """How many conversations and blobs outside them a store holds (the copy's
-    progress total)."""
+    """How many conversations and blobs outside them the store holds: the
+    progress total of :meth:`copy_to`."""
     outside = 0
     for start, end in OUTSIDE_RANGES:
         outside += await runner.run(functools.partial(_count, start, end), write=False)
     return await count_conversations(runner) + outside
+
+
+async def copy_to(
+    runner: UnitRunner,
+    destination: ConversationStore,
+    *,
+    prune: bool = False,
+    progress: Callable[[int], None] | None = None,
+) -> CopyReport:
+    """Copy every conversation and every blob outside them into
+    ``destination`` (another store, on any backend). Each conversation
+    there is replaced at once; conversations already equal are not
+    written again, so a second run writes nothing. ``prune=True`` deletes
+    what exists only in the destination. ``progress(n)`` runs after each
+    conversation and page of blobs. Copy a store nobody is writing to. In
+    blocking code both stores share one :class:`~makers_store.Portal`
+    (the copy uses the destination from the source's event loop). The
+    destination's writes run through its own runner: its clock, ids and
+    retry policy hold there."""
+    target = destination.runner
+    if target.blobs is runner.blobs:
+        raise MemoryValidationError("destination is this store: copy_to needs another one")
+    return await copy_store(runner, target, prune=prune, progress=progress)
 
 
 async def copy_store(

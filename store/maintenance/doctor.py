@@ -128,9 +128,16 @@ async def check_history(
     *,
     on_conversation: Callable[[], None] | None = None,
 ) -> AsyncIterator[HistoryFinding]:
-    """Every finding of the conversation ``conversation_id``, or of the whole
-    store (see the module docstring). ``on_conversation()`` runs after each
-    conversation id checked. A named id that owns no data at all is
+    """What breaks a model call or a UI in ``conversation_id`` (else in
+    every conversation id owning data), each a
+    :class:`~makers_store.lifecycle.history_rules.HistoryFinding` naming
+    the conversation, the messages and the rule: tool calls without
+    results and results without calls (messages and OpenAI session items),
+    duplicated messages, messages the converters cannot turn into valid
+    OpenAI or Anthropic input, adapter data without its conversation.
+    Read-only; memory stays bounded (see
+    :mod:`makers_store.maintenance.doctor`). ``on_conversation()`` runs after
+    each conversation id checked. A named id that owns no data at all is
     :class:`~makers_store.MemoryNotFoundError`."""
     async for _, findings in _checked(store, conversation_id, on_conversation):
         for finding in findings:
@@ -143,10 +150,13 @@ async def repair_history(
     *,
     on_conversation: Callable[[], None] | None = None,
 ) -> AsyncIterator[HistoryRepair]:
-    """Check as :func:`check_history` does and repair, conversation by
-    conversation, each finding that has a repair, re-checked at repair time;
-    one :class:`HistoryRepair` per finding with a repair. Running it again
-    changes nothing more."""
+    """Check as :meth:`check_history` does and repair each finding that
+    has one safe repair (``finding.repair``), re-checked at repair time:
+    an orphan tool call gets a result saying it was interrupted (or, in the
+    middle of the history, is set aside in the message's metadata), the
+    later of two exact duplicates is deleted. One
+    :class:`~makers_store.maintenance.doctor.HistoryRepair` per such
+    finding; a second run finds nothing left to repair."""
     async for _, findings in _checked(store, conversation_id, on_conversation):
         for finding in findings:
             if finding.repair is not None:

@@ -249,10 +249,11 @@ async def export_jsonl(
     user_id: str | None = None,
     on_conversation: Callable[[], None] | None = None,
 ) -> TransferCounts:
-    """Write the store (or the conversations selected by id and/or user) as
-    JSON lines through ``write``; ``on_conversation()`` runs after each
-    conversation walked. Data outside conversations is exported only when
-    nothing is selected."""
+    """Write the store (or the conversations selected by id and/or user)
+    as JSON lines through ``write``; ``on_conversation()`` runs after each
+    conversation walked. Blobs outside conversations (framework data) are
+    exported only when nothing is selected. The format:
+    :mod:`makers_store.maintenance.exporting`."""
     ids = list(dict.fromkeys(validate.conversation_id(cid) for cid in conversation_ids or ()))
     uid = validate.optional_user_id(user_id)
     for cid in ids:

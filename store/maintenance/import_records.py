@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._core import keys, validate
-from .._core.codec import decode_json, encode_json, encode_message, encode_state, has_surrogate
+from .._core.codec import decode_json, encode_json, encode_message, encode_state
 from .._core.programs import MAX_MESSAGES
 from ..errors import MemoryCorruptError, MemoryValidationError
+from ..limits import has_surrogate
 from .exporting import FORMAT, VERSION
 
 #: Highest sequence an imported message may carry: appends after the import

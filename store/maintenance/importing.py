@@ -175,13 +175,17 @@ async def import_jsonl(
     progress: Callable[[int, int], None] | None = None,
     on_conversation: Callable[[int, int], None] | None = None,
 ) -> TransferCounts:
-    """Validate every line of ``source()`` then write them (``source`` is
-    called once per pass, and again for a conversation whose unit is retried).
-    ``progress(line, lines)`` reports records read; ``on_conversation(done,
-    conversations)`` runs after each conversation is replaced (a stop there
-    leaves every conversation of the file either replaced or untouched).
-    The runner's ids name the new generations (:mod:`makers_store.maintenance.replacing`);
-    its retry policy runs a conversation's unit again when it lost a race."""
+    """Read back what :meth:`export_jsonl` wrote: every line of
+    ``source()`` is validated before anything is written, then each
+    conversation of the file replaces the one with its id in one unit of
+    work (idempotent; an interrupted import is finished by running it
+    again). ``progress(line, lines)`` reports records read;
+    ``on_conversation(done, conversations)`` runs after each conversation."""
+    # ``source`` is called once per pass, and again for a conversation whose
+    # unit is retried; a stop after on_conversation leaves every conversation of
+    # the file either replaced or untouched. The runner's ids name the new
+    # generations (maintenance/replacing.py); its retry policy runs a
+    # conversation's unit again when it lost a race.
     plan: Plan = plan_jsonl(source())
     counts = TransferCounts()
     lines = _Lines(source, plan.lines, progress)

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._core import keys, paging
+from .._core import keys, paging, validate
 from .._core.codec import ConversationRecord, live_record
 from .._core.programs import entry_is_current, index_keys, load_meta, load_meta_at
 from .._core.runner import UnitRunner
@@ -105,9 +105,9 @@ async def _read_entries(
 async def iter_index_entries(
     runner: UnitRunner, *, user_id: str | None = None
 ) -> AsyncIterator[IndexEntry]:
-    """Every raw index entry (the recency index, then the per-user ones), or
-    only ``user_id``'s, each judged against its conversation's meta."""
-    for prefix in _index_prefixes(user_id):
+    """Every raw index entry (the recency index, then the per-user ones),
+    or only ``user_id``'s, each judged against its conversation's meta."""
+    for prefix in _index_prefixes(validate.optional_user_id(user_id)):
         async for entry in paging.items(functools.partial(_read_entries, runner, prefix)):
             yield entry
 
@@ -164,8 +164,9 @@ def _missing_entries(found: list[Found]) -> Program[list[IndexDrift]]:
 
 
 async def check_indexes(runner: UnitRunner) -> IndexCheck:
-    """Compare every index entry with the metas, and every meta with the
-    entries it implies."""
+    """Compare every index entry with the conversations' metas, and every
+    meta with the entries it implies; ``.ok`` when nothing drifted.
+    Read-only."""
     report = IndexCheck()
     async for entry in iter_index_entries(runner):
         report.entries += 1
@@ -228,9 +229,9 @@ async def _remove_page(
 async def rebuild_indexes(
     runner: UnitRunner, *, on_conversation: Callable[[int], None] | None = None
 ) -> RebuildSummary:
-    """Recreate every index entry from the conversations' metas, then delete
-    the entries that are not current. ``on_conversation(n)`` reports progress
-    after each batch of ``n`` conversations."""
+    """Recreate every index entry from the conversations' metas, then
+    delete the entries that are not current. ``on_conversation(n)``
+    reports progress after each batch of ``n`` conversations."""
     live = created = removed = 0
     async for page in conversation_pages(runner, with_meta=False):
         create = functools.partial(_create_entries, [cid for cid, _ in page])

@@ -17,17 +17,20 @@ from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass
 from typing import Any
 
-from .._core import adapter_keys, keys, names, paging
+from .._core import adapter_keys, keys, names, paging, validate
 from .._core.codec import ConversationRecord
 from .._core.programs import load_meta_at, visible_meta
 from .._core.runner import UnitRunner
-from ..blob_ops import BlobInfo, Op, Program, each_batch, list_keys, prefix_end
+from ..blob_ops import Blob, BlobInfo, Op, Program, each_batch, get, list_keys, prefix_end
+from ..errors import MemoryValidationError
 from ..models import fields_dict
 
 #: Conversations per unit of work when walking the store.
 CONVERSATION_BATCH = 100
 #: Keys per listing when walking a prefix.
 KEY_BATCH = 500
+#: Keys per listing request of :func:`list_blobs`.
+BLOB_PAGE = 500
 
 Found = tuple[str, ConversationRecord | None]
 
@@ -80,7 +83,8 @@ async def iter_conversations(
 
 
 async def count_conversations(runner: UnitRunner) -> int:
-    """How many conversation ids own data (a cheap walk: no meta is read)."""
+    """How many conversation ids own data (a cheap walk: no meta is read);
+    the progress total of :meth:`rebuild_index` and :meth:`export_jsonl`."""
     count = 0
     async for _ in iter_conversations(runner, with_meta=False):
         count += 1
@@ -152,8 +156,10 @@ def user_page(start_after: str | None, limit: int) -> Program[tuple[list[str], s
 
 
 async def iter_user_ids(runner: UnitRunner) -> AsyncIterator[str]:
-    """Every user id with a per-user index, in key order, ``CONVERSATION_BATCH``
-    users per unit of work."""
+    """Every user id the store has a per-user index of (the ``user_id`` of
+    appends), in key order: one listing per user, in bounded units of
+    work. ``list_conversations(user_id=...)`` lists each one's conversations."""
+    # CONVERSATION_BATCH users per unit of work.
 
     async def read(position: str | None) -> tuple[list[str], str | None]:
         return await runner.run(lambda: user_page(position, CONVERSATION_BATCH), write=False)
@@ -167,8 +173,9 @@ def _index_count() -> Program[int]:
 
 
 async def store_counts(runner: UnitRunner) -> StoreCounts:
-    """Live conversations, their messages, state entries, index entries,
-    users and adapter blobs."""
+    """Live conversations, their messages, state entries and index
+    entries, the users (ids with a per-user index) and the blobs the
+    framework adapters keep."""
     conversations = messages = state_entries = adapter_blobs = 0
     pending: list[tuple[str, ConversationRecord | None]] = []
     async for cid, record in iter_conversations(runner):
@@ -224,9 +231,13 @@ def _state_only(found: list[Found]) -> Program[list[StateOnlyConversation]]:
 
 
 async def iter_state_only(runner: UnitRunner) -> AsyncIterator[StateOnlyConversation]:
-    """Every conversation holding state and no meta, in key order. The walk
-    is the skip-scan of :func:`conversation_pages` (one listing per
-    conversation, never one per message or state entry), in bounded units."""
+    """The conversations that hold state and no meta (``state.set`` with
+    no message ever appended), with how many state entries each holds.
+    No recency index lists them, so this walks the store's conversation
+    ids (one listing per conversation, in bounded units of work; never
+    one per key): a maintenance read, not a per-request one."""
+    # The walk is the skip-scan of conversation_pages (one listing per
+    # conversation, never one per message or state entry), in bounded units.
     async for page in conversation_pages(runner):
         for item in await runner.run(functools.partial(_state_only, page), write=False):
             yield item
@@ -267,14 +278,61 @@ def _checkpoint_names(cid: str) -> Program[list[CheckpointName]]:
 
 
 async def checkpoint_names(runner: UnitRunner, conversation_id: str) -> list[CheckpointName]:
-    """The LangGraph checkpoints of the conversation's thread, newest first
-    within each namespace (the keys' order), read without LangGraph."""
-    return await runner.run(lambda: _checkpoint_names(conversation_id), write=False)
+    """The names (namespace and id) of the LangGraph checkpoints of the
+    conversation's thread, newest first within each namespace; read from
+    the keys, so without LangGraph installed (``conv show`` names them)."""
+    cid = validate.conversation_id(conversation_id)
+    return await runner.run(lambda: _checkpoint_names(cid), write=False)
 
 
 async def conversation_users(runner: UnitRunner, conversation_id: str) -> list[str] | None:
-    """The user ids whose index lists the conversation (``user_id`` of its
-    appends), or None when it does not exist. Not part of ConversationMeta,
-    whose fields are the platform's; ``conv show`` prints them."""
-    record = await runner.run(lambda: visible_meta(conversation_id), write=False)
+    """The user ids whose index lists the conversation (the ``user_id`` of
+    its appends), or None when it does not exist. Not a field of
+    ConversationMeta, whose fields are the platform's."""
+    cid = validate.conversation_id(conversation_id)
+    record = await runner.run(lambda: visible_meta(cid), write=False)
     return None if record is None else list(record.user_ids)
+
+
+# --- raw blobs ------------------------------------------------------------
+
+
+async def list_blobs(
+    runner: UnitRunner,
+    prefix: str = "",
+    *,
+    start_after: str | None = None,
+    limit: int | None = None,
+) -> AsyncIterator[BlobInfo]:
+    """The raw blobs under ``prefix`` in key order (key, size, etag,
+    updated time), after the key ``start_after``, at most ``limit``:
+    what ``makers-store blob ls`` shows. Listed in pages of 500 keys."""
+    if not isinstance(prefix, str):
+        raise MemoryValidationError(f"prefix must be a string, not {type(prefix).__name__}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+        raise MemoryValidationError(f"limit must be an int or None, got {limit!r}")
+    if limit is not None and limit < 1:
+        raise MemoryValidationError(f"limit must be at least 1, got {limit}")
+    shown = 0
+
+    async def read(after: str | None) -> tuple[list[BlobInfo], str | None]:
+        nonlocal shown
+        size = BLOB_PAGE if limit is None else min(BLOB_PAGE, limit - shown)
+        page = await runner.run(
+            lambda: list_keys(prefix, start_after=after, limit=size), write=False
+        )
+        shown += len(page)
+        if limit is not None and shown >= limit:
+            return page, None
+        return page, paging.after_full(page, size, lambda info: info.key)
+
+    async for info in paging.items(read, start_after):
+        yield info
+
+
+async def get_blob(runner: UnitRunner, key: str) -> Blob | None:
+    """The raw blob under ``key`` (its value and info), or None: what
+    ``makers-store blob get`` shows."""
+    if not isinstance(key, str) or not key:
+        raise MemoryValidationError(f"key must be a non-empty string, got {key!r}")
+    return await runner.run(lambda: get(key), write=False)

@@ -154,16 +154,18 @@ async def search_messages(
     on_conversation: Callable[[], None] | None = None,
     use_index: bool = True,
 ) -> AsyncIterator[MessageHit]:
-    """The messages whose text contains ``text`` (ignoring case), newest
-    first: in the conversations named (else every conversation, or
-    ``user_id``'s), by ``role``, created from ``since`` to ``until``
-    (milliseconds, both included), at most ``limit``. ``on_conversation()``
-    runs after each conversation searched (a progress bar's tick).
-
-    Across the whole store, through the backend's search index where it has
-    one (:mod:`makers_store.maintenance.search_index`; ``use_index=False``, or a query
-    shorter than the index answers, reads the messages instead: the scan
-    below, the rule's reference)."""
+    """The messages whose text (a string content, the text parts of
+    structured content) contains ``text``, ignoring case, newest first:
+    in ``conversation_ids`` (else all, or ``user_id``'s), by ``role``,
+    created from ``since`` to ``until`` (ms, included), at most ``limit``;
+    each a :class:`~makers_store.maintenance.search.MessageHit` with a snippet.
+    ``on_conversation()`` runs after each conversation searched. Memory
+    stays bounded: see :mod:`makers_store.maintenance.search`."""
+    # Across the whole store, through the backend's search index where it has
+    # one (maintenance/search_index.py); ``use_index=False`` (the tests' and the
+    # benchmark's switch; store.admin does not offer it), or a query shorter than
+    # the index answers, reads the messages instead: the scan below, the rule's
+    # reference.
     found = pattern(text)
     if role is not None and role not in ROLES:
         raise MemoryValidationError(f"role must be one of {', '.join(ROLES)}, got {role!r}")
@@ -224,9 +226,9 @@ async def find_conversations(
     until: int | None = None,
     limit: int | None = None,
 ) -> AsyncIterator[ConversationMeta]:
-    """The conversations whose id or title contains ``text`` (ignoring case),
-    newest first, whose last message is from ``since`` to ``until``
-    (milliseconds, both included), at most ``limit``."""
+    """The conversations whose id or title contains ``text``, ignoring
+    case, newest first, last message from ``since`` to ``until`` (ms,
+    included), at most ``limit``."""
     found = pattern(text)
     uid = validate.optional_user_id(user_id)
     _times(since, until)

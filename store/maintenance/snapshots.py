@@ -60,6 +60,7 @@ import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,11 +133,12 @@ def default_directory(blobs: BlobStore) -> Path:
     return Path(platformdirs.user_data_dir("makers-store")) / "snapshots"
 
 
-def folder(blobs: BlobStore, directory: str | os.PathLike[str] | None) -> Path:
+def folder(blobs: BlobStore, directory: str | PathLike[str] | None = None) -> Path:
+    """The folder of the snapshots: ``directory``, else the default one."""
     return (default_directory(blobs) if directory is None else Path(directory)).absolute()
 
 
-def snapshot_path(blobs: BlobStore, name: str, directory: str | os.PathLike[str] | None) -> Path:
+def snapshot_path(blobs: BlobStore, name: str, directory: str | PathLike[str] | None) -> Path:
     return folder(blobs, directory) / f"{check_name(name)}{SUFFIX}"
 
 
@@ -221,7 +223,7 @@ async def save(
     name: str,
     *,
     source: str,
-    directory: str | os.PathLike[str] | None = None,
+    directory: str | PathLike[str] | None = None,
     replace: bool = False,
 ) -> SnapshotInfo:
     """Save everything the store of ``runner`` holds as the snapshot ``name``
@@ -319,10 +321,17 @@ async def read_info(path: Path) -> SnapshotInfo:
     )
 
 
+async def info(
+    blobs: BlobStore, name: str, *, directory: str | PathLike[str] | None = None
+) -> SnapshotInfo:
+    """What the snapshot ``name`` holds (MemoryNotFoundError when there is none)."""
+    return await read_info(snapshot_path(blobs, name, directory))
+
+
 async def list_all(
-    blobs: BlobStore, directory: str | os.PathLike[str] | None = None
+    blobs: BlobStore, *, directory: str | PathLike[str] | None = None
 ) -> AsyncIterator[SnapshotInfo]:
-    """Every snapshot in the folder, newest first."""
+    """The snapshots in ``directory`` (else the default folder), newest first."""
     where = folder(blobs, directory)
     remove_abandoned(where)
     found = []
@@ -340,8 +349,11 @@ async def list_all(
         yield info
 
 
-def delete(blobs: BlobStore, name: str, directory: str | os.PathLike[str] | None = None) -> bool:
+async def delete(
+    blobs: BlobStore, name: str, *, directory: str | PathLike[str] | None = None
+) -> bool:
     """Delete the snapshot ``name``; False when there was none."""
+    # async as the other snapshot operations are, though it only unlinks a file
     path = snapshot_path(blobs, name, directory)
     try:
         path.unlink()
@@ -393,17 +405,26 @@ async def _index_langgraph_items(runner: UnitRunner) -> None:
 
 
 async def restore(
-    runner: UnitRunner, name: str, *, directory: str | os.PathLike[str] | None = None
+    runner: UnitRunner, name: str, *, directory: str | PathLike[str] | None = None
 ) -> SnapshotInfo:
-    """Make the store of ``runner`` hold exactly what the snapshot ``name`` holds."""
+    """Make the store hold exactly what the snapshot ``name`` holds
+    (what is not in it is deleted). SQLite: in one transaction, other
+    processes with the store open (``serve``) reading the restored store
+    from their next unit on."""
     path = snapshot_path(runner.blobs, name, directory)
     info = await read_info(path)
     await _put_back(runner, path)
     return info
 
 
-async def reset(runner: UnitRunner) -> None:
-    """Make the store of ``runner`` empty: the restore of an empty store."""
+async def reset(
+    runner: UnitRunner, *, to: str | None = None, directory: str | PathLike[str] | None = None
+) -> SnapshotInfo | None:
+    """Delete everything the store holds, or, with ``to``, restore the
+    snapshot of that name (returned)."""
+    if to is not None:
+        return await restore(runner, to, directory=directory)
+    # an empty store is the restore of an empty store file
     with _temporary_database(default_directory(runner.blobs), "empty") as temp:
         empty = _open_file(temp)
         try:
@@ -411,12 +432,13 @@ async def reset(runner: UnitRunner) -> None:
         finally:
             await empty.blobs.close()
         await _put_back(runner, temp)
+    return None
 
 
 # --- seed ---------------------------------------------------------------------------
 
 
-def seed_files(path: str | os.PathLike[str]) -> list[Path]:
+def seed_files(path: str | PathLike[str]) -> list[Path]:
     """The export files a seed path names: the file, or a folder's ``*.jsonl``
     files (not in subfolders) in name order."""
     given = Path(path)
@@ -457,12 +479,14 @@ def _plans(files: list[Path]) -> list[Plan]:
     return plans
 
 
-async def seed(runner: UnitRunner, path: str | os.PathLike[str]) -> TransferCounts:
-    """Load the export file(s) at ``path``: every file is validated before
-    anything is written, then each conversation replaces the one with its id
-    (the same ids, messages and times every time: idempotent). On a backend
-    with transactions the whole seed is one unit of work (whole or not at
-    all; at most :data:`SEED_UNIT_MAX_BYTES`); on S3, one per conversation."""
+async def seed(runner: UnitRunner, path: str | PathLike[str]) -> TransferCounts:
+    """Load seed fixtures: the export file ``path``, or every ``*.jsonl``
+    file of the folder ``path``, all validated before anything is
+    written; each conversation replaces the one with its id (running it
+    again changes nothing). On a backend with transactions the whole seed
+    is one unit of work (whole or not at all; at most
+    :data:`~makers_store.maintenance.snapshots.SEED_UNIT_MAX_BYTES`); on S3,
+    one per conversation."""
     files = seed_files(path)
     size = sum(file.stat().st_size for file in files)
     atomic = runner.blobs.capabilities.atomic

@@ -21,7 +21,7 @@ import inspect
 from typing import Any
 
 from makers_store import ContextStore
-from makers_store._core import validate
+from makers_store.limits import identifier
 
 from .values import (
     Handler,
@@ -96,7 +96,8 @@ def _generic(store: ContextStore, method: str, accepted: tuple[str, ...]) -> Han
         target = bound(store, params)
         kwargs = option_arguments(method, params, accepted)
         if method in IGNORED_USER_ID:
-            validate.optional_user_id(kwargs.pop("user_id", None))
+            if (user_id := kwargs.pop("user_id", None)) is not None:
+                identifier(user_id, "user_id")
         if method == "appendMessages" and isinstance(kwargs.get("messages"), list):
             kwargs["messages"] = [_item(item) for item in kwargs["messages"]]
         return to_node(await getattr(target, python_name)(**kwargs))

@@ -21,8 +21,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from makers_store._core.codec import MAX_NESTING
 from makers_store.errors import MemoryValidationError
+from makers_store.limits import MAX_NESTING
 from makers_store.models import ConversationMeta, ListConversationsResult, Message
 
 from ..log import ignored_option

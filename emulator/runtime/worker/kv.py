@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from makers_store._core.codec import has_surrogate
 from makers_store.errors import MemoryValidationError
+from makers_store.limits import has_surrogate
 
 from ..platform_choices import KV_MAX_KEY_LENGTH, KV_MAX_VALUE_BYTES
 

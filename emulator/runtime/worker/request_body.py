@@ -32,7 +32,7 @@ import logging
 import re
 from typing import Any, Literal
 
-from makers_store._core.codec import find_surrogate
+from makers_store.limits import find_surrogate
 
 from ..platform_choices import BODY_JSON_WHEN_PARSES
 from ..project.routes import Route

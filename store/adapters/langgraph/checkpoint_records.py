@@ -134,6 +134,12 @@ def write_records(
 # --- out of records ----------------------------------------------------------
 
 
+def stored_checkpoint_id(stored: StoredCheckpoint) -> str:
+    """The id of a stored checkpoint, from its record's header (its value
+    and metadata are not deserialized): a listing's cursor."""
+    return str(unpack(stored.data)[0]["id"])
+
+
 def checkpoint_tuple(
     serde: SerializerProtocol, thread_id: str, stored: StoredCheckpoint
 ) -> CheckpointTuple:

@@ -38,6 +38,7 @@ would deadlock, so it raises :class:`SyncCallInEventLoopError` instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -57,6 +58,8 @@ from makers_store._core.activity import TOUCH_RESOLUTION_MS
 from makers_store.errors import MemoryValidationError
 
 from ..._core import checkpoint_programs as programs
+from ..._core import paging
+from ..._core.checkpoint_programs import StoredCheckpoint
 from ..sync_bridge import SyncBridge
 from . import checkpoint_records as records
 
@@ -171,26 +174,31 @@ class MakersCheckpointSaver(BaseCheckpointSaver[int]):
         before_id: str | None,
         limit: int | None,
     ) -> AsyncIterator[CheckpointTuple]:
+        """The checkpoints of one namespace older than ``before_id``, newest
+        first, that ``filter`` admits, at most ``limit``: a page per unit of
+        work through the one page walker; a record is deserialized only when
+        the walk reaches it, and without a filter no page holds more than
+        are still wanted."""
         remaining = limit
-        cursor = before_id
-        while remaining is None or remaining > 0:
-            page = _LIST_PAGE if filter or remaining is None else min(remaining, _LIST_PAGE)
-            stepwise = not self._runner.blobs.capabilities.atomic
-            read = functools.partial(
-                programs.list_checkpoints, thread_id, ns, cursor, page, stepwise
+        stepwise = not self._runner.blobs.capabilities.atomic
+
+        async def read(cursor: str | None) -> tuple[list[StoredCheckpoint], str | None]:
+            size = _LIST_PAGE if filter or remaining is None else min(remaining, _LIST_PAGE)
+            listed = functools.partial(
+                programs.list_checkpoints, thread_id, ns, cursor, size, stepwise
             )
-            stored = await self._runner.run(read, write=False)
-            for entry in stored:
+            stored = await self._runner.run(listed, write=False)
+            return stored, paging.after_full(stored, size, records.stored_checkpoint_id)
+
+        async with contextlib.aclosing(paging.items(read, before_id)) as walk:
+            async for entry in walk:
                 item = records.checkpoint_tuple(self.serde, thread_id, entry)
-                cursor = item.checkpoint["id"]
                 if self._matches(item, filter):
                     yield item
                     if remaining is not None:
                         remaining -= 1
                         if remaining == 0:
                             return
-            if len(stored) < page:
-                return
 
     @staticmethod
     def _matches(item: CheckpointTuple, filter: dict[str, Any] | None) -> bool:

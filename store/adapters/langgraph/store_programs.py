@@ -222,12 +222,12 @@ def _newest_in(
     prefix: str, want: int, wanted: Any, plan: BatchPlan, step: int, page: list[Entry] | None
 ) -> Generator[BlobOp, Any, Ranked]:
     """Up to ``want`` live, admitted items from the copies under ``prefix``
-    (one namespace's), newest first, starting with ``page`` when given."""
+    (one namespace's), newest first, starting with ``page`` when given (the
+    first batch, already read by :func:`_recent`)."""
     found: Ranked = []
-    while True:
-        if page is None:
-            page = yield from scan(prefix, limit=step)
-        for entry in page:
+
+    def take(batch: list[Entry]) -> Generator[BlobOp, Any, bool]:
+        for entry in batch:
             item_key, updated = index.parse_recency_key(entry.key)
             if plan.caps.atomic:
                 record = decode_record(item_key, entry.data)
@@ -245,10 +245,16 @@ def _newest_in(
                 continue
             found.append(((True, 0.0, -record.updated, item_key), record, value, None))
             if len(found) == want:
-                return found
-        if len(page) < step:
+                return True
+        return False
+
+    start = None
+    if page is not None:
+        if (yield from take(page)) or len(page) < step:
             return found
-        page = yield from scan(prefix, start_after=page[-1].key, limit=step)
+        start = page[-1].key
+    yield from each_batch(prefix, take, size=step, start_after=start, values=True)
+    return found
 
 
 def _literal_prefix(op: ListNamespacesOp) -> tuple[str, ...]:
