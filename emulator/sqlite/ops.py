@@ -188,7 +188,8 @@ class BlobTable:
                 return self._put(conn, op)
             case Delete():
                 self.pages_written += 1
-                mark_changed(conn, (op.key,))  # for the search index (.search)
+                if "/m/" in op.key:  # may be a message: for the search index (.search)
+                    mark_changed(conn, (op.key,))
                 if op.if_match is None:
                     return conn.execute(_DELETE, (op.key,)).rowcount > 0
                 if conn.execute(_DELETE_IF, (op.key, op.if_match)).rowcount == 0:
@@ -200,10 +201,12 @@ class BlobTable:
                 return get_many(conn, op.keys)
             case DeleteMany():
                 self.pages_written += len(op.keys)
-                mark_changed(conn, op.keys)
                 if len(op.keys) == 1:  # an append's superseded index entry
+                    if "/m/" in op.keys[0]:
+                        mark_changed(conn, op.keys)
                     conn.execute(_DELETE, op.keys)
                     return None
+                mark_changed(conn, op.keys)
                 if deadline is None or len(op.keys) <= CHUNK:
                     conn.executemany(_DELETE, [(key,) for key in op.keys])
                     return None
@@ -235,7 +238,7 @@ class BlobTable:
         etag = f"{self._etag_prefix}{next(self._etags):x}"
         now = time.time_ns() // 1_000_000
         self.pages_written += 1 + (size >> 10)
-        if not op.if_none_match:  # may change a blob: for the search index (.search)
+        if not op.if_none_match and "/m/" in op.key:  # may change a message (.search)
             mark_changed(conn, (op.key,))
         if op.if_match is not None:
             cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
