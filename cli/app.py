@@ -26,18 +26,20 @@ from .options import examples
 
 
 class LazyCommands(MutableMapping[str, Any]):
-    """The root's commands, each built on first use from :data:`COMMANDS`:
-    looking one up by name builds that one; walking them all builds all,
-    in the order of the help."""
+    """A group's commands, each built on first use: looking one up by name
+    builds that one; walking them all builds all, in the order of ``names``.
+    The root's are :data:`COMMANDS`; a noun's are its typer app's functions."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: Callable[[], list[str]], build: Callable[[str], Any]) -> None:
+        self._names = names
+        self._build = build
         self._built: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built:
-            if name not in COMMANDS:
+            if name not in self._names():
                 raise KeyError(name)
-            command = build_command(name)
+            command = self._build(name)
             self._built[name] = command
         return self._built[name]
 
@@ -48,19 +50,22 @@ class LazyCommands(MutableMapping[str, Any]):
         del self._built[name]
 
     def __iter__(self) -> Iterator[str]:
-        yield from COMMANDS
-        yield from (name for name in list(self._built) if name not in COMMANDS)
+        names = self._names()
+        yield from names
+        yield from (name for name in list(self._built) if name not in names)
 
     def __len__(self) -> int:
-        return len(set(COMMANDS) | set(self._built))
+        return len(set(self._names()) | set(self._built))
 
     def __contains__(self, name: object) -> bool:
-        return name in COMMANDS or name in self._built
+        return name in self._names() or name in self._built
 
 
 def build_command(name: str) -> Any:
     """The click command ``name`` of the root: its typer app built, its
-    options shown plainly, the global options accepted after it."""
+    options shown plainly, the global options accepted after it. A noun's
+    own commands are built when used too (``conv list`` builds ``list``
+    alone: typer reads a function's signature and annotations to build it)."""
     import typer.main
 
     made = COMMANDS[name].load()
@@ -70,14 +75,42 @@ def build_command(name: str) -> Any:
         and len(made.registered_commands) == 1
     ):
         command = typer.main.get_command(made)  # one function: typer makes the command itself
-    else:  # a noun: built as a sub-app, as add_typer builds it (no completion options)
-        holder = typer.Typer(add_completion=False, rich_markup_mode=None)
-        holder.add_typer(made, name=name)
+        command.name = name
+        accept_global_options_after(SimpleNamespace(commands={name: command}))
+        plain_metavars(command)
+        return command
+    # A noun: built as a sub-app, as add_typer builds it (no completion
+    # options), but without its functions, which LazyCommands builds.
+    holder = typer.Typer(add_completion=False, rich_markup_mode=None)
+    holder.add_typer(made, name=name)
+    functions, made.registered_commands = made.registered_commands, []
+    try:
         command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
-        command.__class__ = NounGroup
+    finally:
+        made.registered_commands = functions
+    command.__class__ = NounGroup
     command.name = name
-    accept_global_options_after(SimpleNamespace(commands={name: command}))  # walks a group
-    plain_metavars(command)
+    groups = dict(command.commands)  # a noun's own sub-nouns (none today): built already
+    by_name = {
+        info.name or typer.main.get_command_name(info.callback.__name__): info
+        for info in functions
+        if info.callback is not None
+    }
+
+    def build(sub: str) -> Any:
+        if sub in groups:
+            return groups[sub]
+        built = typer.main.get_command_from_info(
+            by_name[sub],
+            pretty_exceptions_short=holder.pretty_exceptions_short,
+            rich_markup_mode=holder.rich_markup_mode,
+        )
+        accept_global_options_after(SimpleNamespace(commands={sub: built}))
+        plain_metavars(built)
+        return built
+
+    command.commands = LazyCommands(lambda: [*by_name, *groups], build)
+    plain_metavars(command, below=False)
     return command
 
 
@@ -97,7 +130,7 @@ class RootGroup(BoundaryGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.commands = LazyCommands()
+        self.commands = LazyCommands(lambda: list(COMMANDS), build_command)
         plain_metavars(self, below=False)  # each command's own when it is built
 
     def list_commands(self, ctx: click.Context) -> list[str]:
