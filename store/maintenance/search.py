@@ -39,7 +39,6 @@ from .._core.search_text import (
 )
 from ..errors import MemoryNotFoundError, MemoryValidationError
 from ..models import ROLES, ConversationMeta, Message, fields_dict
-from . import search_index
 
 if TYPE_CHECKING:  # the store a search is handed (the CLI imports this module alone)
     from ..api.conversation_store import ConversationStore
@@ -173,6 +172,8 @@ async def search_messages(
         raise MemoryValidationError(f"limit must be a positive int or None, got {limit!r}")
     page = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
     if conversation_ids is None and use_index:
+        from . import search_index  # here: `conv list` imports this module for title()
+
         grouped = await search_index.candidates(store.blobs, text, limit)
         if grouped is not None:
             hits = search_index.search(
