@@ -98,14 +98,12 @@ def build_command(name: str) -> Any:
     }
 
     def build(sub: str) -> Any:
-        if sub in groups:
-            return groups[sub]
-        built = typer.main.get_command_from_info(
+        built = groups.get(sub) or typer.main.get_command_from_info(
             by_name[sub],
             pretty_exceptions_short=holder.pretty_exceptions_short,
             rich_markup_mode=holder.rich_markup_mode,
         )
-        accept_global_options_after(SimpleNamespace(commands={sub: built}))
+        accept_global_options_after(SimpleNamespace(commands={sub: built}))  # walks a group
         plain_metavars(built)
         return built
 

@@ -54,16 +54,16 @@ _DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
 
 class Text:
     """Text with styled parts: rich's ``Text`` as the CLI uses it (append,
-    ``+``, ``plain``, ``highlight_words``), held without rich. ``json``: JSON
-    text, coloured as JSON on a terminal."""
+    ``+``, ``plain``, ``highlight_words``), held without rich. ``is_json``:
+    JSON text, coloured as JSON on a terminal."""
 
-    __slots__ = ("json", "plain", "spans", "style")
+    __slots__ = ("is_json", "plain", "spans", "style")
 
-    def __init__(self, plain: str = "", style: str = "", *, json: bool = False) -> None:
+    def __init__(self, plain: str = "", style: str = "", *, is_json: bool = False) -> None:
         self.plain = plain.translate(_DROPPED)
         self.style = style
-        self.spans: list[tuple[int, int, str]] = []
-        self.json = json
+        self.spans: list[tuple[int, int, str]] = []  # (start, end, style)
+        self.is_json = is_json
 
     def append(self, value: str | Text, style: str | None = None) -> Text:
         offset = len(self.plain)
@@ -80,7 +80,7 @@ class Text:
         return self
 
     def __add__(self, other: str | Text) -> Text:
-        result = Text(self.plain, self.style, json=self.json)
+        result = Text(self.plain, self.style, is_json=self.is_json)
         result.spans = list(self.spans)
         return result.append(other)
 
@@ -228,7 +228,7 @@ def for_rich(item: Renderable) -> RenderableType:
 
         made = RichText(item.plain, style=item.style)
         made.spans = [Span(*span) for span in item.spans]
-        if item.json:
+        if item.is_json:
             from rich.highlighter import JSONHighlighter
 
             made = JSONHighlighter()(made)
@@ -439,7 +439,7 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
 
 def json_view(value: Any) -> Text:
     # rich's JSON() would dump the value again, undoing the escapes.
-    return Text(human_json(value), json=True)
+    return Text(human_json(value), is_json=True)
 
 
 def _abbreviate(value: Any) -> Any:
