@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -112,6 +111,8 @@ def writing(key: str | None) -> str:
 
 def full_jitter(ceiling: float) -> float:
     """A wait drawn uniformly from 0 to ``ceiling`` seconds."""
+    import random  # here: a unit that retries needs it, every command imports this module
+
     return random.uniform(0, ceiling)
 
 
