@@ -396,7 +396,7 @@ def when(ms: int) -> str:
 
 def title_of(meta: ConversationMeta) -> str:
     """The title the CLI shows (and ``conv list --find`` matches): the library's."""
-    from makers_store.maintenance.search import title
+    from makers_store.models import title
 
     return title(meta)
 
