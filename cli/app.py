@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 from typer import _click as click
 from typer.core import TyperArgument, TyperGroup, TyperOption
+from typer.models import CommandInfo
 
 from .context import CliState, accept_global_options_after, complete_store_path
 from .errors import BoundaryGroup
@@ -26,18 +27,20 @@ from .options import examples
 
 
 class LazyCommands(MutableMapping[str, Any]):
-    """The root's commands, each built on first use from :data:`COMMANDS`:
-    looking one up by name builds that one; walking them all builds all,
-    in the order of the help."""
+    """A group's commands, each built on first use: looking one up by name
+    builds that one; walking them all builds all, in the order of ``names``.
+    The root's are :data:`COMMANDS`; a noun's are its typer app's functions."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: Callable[[], list[str]], build: Callable[[str], Any]) -> None:
+        self._names = names
+        self._build = build
         self._built: dict[str, Any] = {}
 
     def __getitem__(self, name: str) -> Any:
         if name not in self._built:
-            if name not in COMMANDS:
+            if name not in self._names():
                 raise KeyError(name)
-            command = build_command(name)
+            command = self._build(name)
             self._built[name] = command
         return self._built[name]
 
@@ -48,37 +51,75 @@ class LazyCommands(MutableMapping[str, Any]):
         del self._built[name]
 
     def __iter__(self) -> Iterator[str]:
-        yield from COMMANDS
-        yield from (name for name in list(self._built) if name not in COMMANDS)
+        names = self._names()
+        yield from names
+        yield from (name for name in list(self._built) if name not in names)
 
     def __len__(self) -> int:
-        return len(set(COMMANDS) | set(self._built))
+        return len(set(self._names()) | set(self._built))
 
     def __contains__(self, name: object) -> bool:
-        return name in COMMANDS or name in self._built
+        return name in self._names() or name in self._built
 
 
 def build_command(name: str) -> Any:
     """The click command ``name`` of the root: its typer app built, its
-    options shown plainly, the global options accepted after it."""
+    options shown plainly, the global options accepted after it. A noun's
+    own commands are built when used too (``conv list`` builds ``list``
+    alone: typer reads a function's signature and annotations to build it)."""
     import typer.main
 
-    made = COMMANDS[name].load()
+    entry = COMMANDS[name]
+    made = entry.load()
     if (
         made.registered_commands
         and not made.registered_groups
         and len(made.registered_commands) == 1
     ):
         command = typer.main.get_command(made)  # one function: typer makes the command itself
-    else:  # a noun: built as a sub-app, as add_typer builds it (no completion options)
-        holder = typer.Typer(add_completion=False, rich_markup_mode=None)
-        holder.add_typer(made, name=name)
+        command.name = name
+        accept_global_options_after(SimpleNamespace(commands={name: command}))
+        plain_metavars(command)
+        return command
+    # A noun: built as a sub-app, as add_typer builds it (no completion
+    # options), but without its functions, which LazyCommands builds.
+    holder = typer.Typer(add_completion=False, rich_markup_mode=None)
+    holder.add_typer(made, name=name)
+    functions, made.registered_commands = made.registered_commands, []
+    try:
         command = typer.main.get_command(holder).commands[name]  # type: ignore[attr-defined]
-        command.__class__ = NounGroup
+    finally:
+        made.registered_commands = functions
+    command.__class__ = NounGroup
     command.name = name
-    accept_global_options_after(SimpleNamespace(commands={name: command}))  # walks a group
-    plain_metavars(command)
+    groups = dict(command.commands)  # a noun's own sub-nouns (none today): built already
+    # each command's typer declaration, by name: the noun's functions', then
+    # those kept elsewhere (Entry.more), whose module is imported by the loader
+    by_name: dict[str, Callable[[], CommandInfo]] = {
+        info.name or typer.main.get_command_name(info.callback.__name__): _given(info)
+        for info in functions
+        if info.callback is not None
+    }
+    by_name.update(entry.more)
+
+    def build(sub: str) -> Any:
+        built = groups.get(sub) or typer.main.get_command_from_info(
+            by_name[sub](),
+            pretty_exceptions_short=holder.pretty_exceptions_short,
+            rich_markup_mode=holder.rich_markup_mode,
+        )
+        accept_global_options_after(SimpleNamespace(commands={sub: built}))  # walks a group
+        plain_metavars(built)
+        return built
+
+    command.commands = LazyCommands(lambda: [*by_name, *groups], build)
+    plain_metavars(command, below=False)
     return command
+
+
+def _given(info: CommandInfo) -> Callable[[], CommandInfo]:
+    """A declaration at hand, loaded as :attr:`Entry.more`'s are."""
+    return lambda: info
 
 
 class NounGroup(TyperGroup):
@@ -97,7 +138,7 @@ class RootGroup(BoundaryGroup):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.commands = LazyCommands()
+        self.commands = LazyCommands(lambda: list(COMMANDS), build_command)
         plain_metavars(self, below=False)  # each command's own when it is built
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -354,13 +395,21 @@ def _global(
 
 class Entry:
     """A command of the root: the section of the help it is listed in, and
-    how to make its typer app (importing its module only then)."""
+    how to make its typer app (importing its module only then). ``more``: a
+    noun's commands kept in another module (``conv window``), each loaded,
+    with its module, only when that command is built."""
 
-    __slots__ = ("load", "section")
+    __slots__ = ("load", "more", "section")
 
-    def __init__(self, section: str, load: Callable[[], typer.Typer]) -> None:
+    def __init__(
+        self,
+        section: str,
+        load: Callable[[], typer.Typer],
+        more: dict[str, Callable[[], CommandInfo]] | None = None,
+    ) -> None:
         self.section = section
         self.load = load
+        self.more = more or {}
 
 
 def _module(name: str) -> Any:
@@ -393,25 +442,17 @@ def _group(module: str) -> Callable[[], typer.Typer]:
     return load
 
 
-def _conv() -> typer.Typer:
-    """``conv``, with the context window's two commands (cli/window.py)."""
-    sub: typer.Typer = _module("conv").app
-    if not any(info.name == "window" for info in sub.registered_commands):
-        window = _module("window")
-        sub.command(
-            "window",
-            epilog=examples(
-                "makers-store conv window c_42", "makers-store conv window c_42 --as openai"
-            ),
-        )(window.window_command)
-        sub.command(
-            "summarize",
-            epilog=examples(
-                "makers-store conv summarize c_42 --until msg_0000000040_k3j9x2 "
-                "--summary 'Days 1-3.'"
-            ),
-        )(window.summarize_command)
-    return sub
+def _elsewhere(module: str, function: str, name: str, *lines: str) -> Callable[[], CommandInfo]:
+    """A noun's command that is ``module.function`` (see :attr:`Entry.more`),
+    with ``lines`` as its examples."""
+
+    def load() -> CommandInfo:
+        single = typer.Typer(add_completion=False, rich_markup_mode=None)
+        single.command(name, epilog=examples(*lines))(getattr(_module(module), function))
+        info: CommandInfo = single.registered_commands[0]
+        return info
+
+    return load
 
 
 #: The sections of the root's help, in order (gh lists core commands first).
@@ -419,7 +460,26 @@ SECTIONS = ("Conversation", "Store", "Local runtime")
 
 #: Every command of the root, in the order of the help.
 COMMANDS: dict[str, Entry] = {
-    "conv": Entry("Conversation", _conv),
+    "conv": Entry(
+        "Conversation",
+        _group("conv"),
+        more={  # the context window's two commands (cli/window.py)
+            "window": _elsewhere(
+                "window",
+                "window_command",
+                "window",
+                "makers-store conv window c_42",
+                "makers-store conv window c_42 --as openai",
+            ),
+            "summarize": _elsewhere(
+                "window",
+                "summarize_command",
+                "summarize",
+                "makers-store conv summarize c_42 --until msg_0000000040_k3j9x2 "
+                "--summary 'Days 1-3.'",
+            ),
+        },
+    ),
     "msg": Entry("Conversation", _group("msg")),
     "state": Entry("Conversation", _group("state")),
     "info": Entry(

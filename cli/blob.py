@@ -73,9 +73,7 @@ BLOB_COLUMNS = ("key", "size", "etag", "updated_at")
 
 
 def _blob_lines(console: Screen, infos: Iterator[dict[str, Any]]) -> int:
-    from rich.text import Text
-
-    from .render import cell, local_time
+    from .render import Text, cell, local_time
 
     shown = 0
     for info in infos:

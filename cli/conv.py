@@ -254,9 +254,7 @@ def list_command(
     if shape is not Format.table:
         emit_rows(shape, CONVERSATION_COLUMNS, (item.to_dict() for item in items))
         return
-    from rich.table import Table
-
-    from .render import ago, cell, local_time, stderr, stdout, title_of
+    from .render import Table, ago, cell, local_time, stderr, stdout, title_of
 
     if not items:
         stderr().print("no conversations" + (f" for user {user!r}" if user else "")
@@ -312,9 +310,7 @@ def _list_state_only(ctx: typer.Context, *, limit: int | None, shape: Format) ->
     if shape is not Format.table:
         emit_rows(shape, STATE_ONLY_COLUMNS, (item.to_dict() for item in found))
         return
-    from rich.table import Table
-
-    from .render import cell, stderr, stdout
+    from .render import Table, cell, stderr, stdout
 
     if not found:
         stderr().print("no conversations hold only state")

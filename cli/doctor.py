@@ -170,9 +170,7 @@ def doctor_command(
 def _print_finding(finding: HistoryFinding) -> None:
     """One finding: where, which rule, which messages; then what it means and
     what ``--fix`` would do. User data (ids, text) as safe text."""
-    from rich.text import Text
-
-    from .render import cell, stdout, text
+    from .render import Text, cell, stdout, text
 
     screen = stdout()
     head = cell(finding.conversation_id) + Text(f"  {finding.rule}")
@@ -188,9 +186,7 @@ def _print_finding(finding: HistoryFinding) -> None:
 
 
 def _print_repair(finding: HistoryFinding, outcome: str) -> None:
-    from rich.text import Text
-
-    from .render import cell, stdout, text
+    from .render import Text, cell, stdout, text
 
     head = cell(finding.conversation_id) + Text(f"  {finding.rule}  ")
     stdout().print(head + text(outcome))

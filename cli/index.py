@@ -51,7 +51,7 @@ def ls_command(
         if shape is not Format.table:  # streamed, as the walk reads them
             emit_rows(shape, ENTRY_COLUMNS, entries)
             return
-        from rich.text import Text
+        from .render import Text
 
         console = stdout()
         count = 0

@@ -410,9 +410,7 @@ def _counted(hits: Iterator[MessageHit], wanted: int | None) -> Iterator[dict[st
 
 
 def _show_hits(found: list[MessageHit], text: str) -> None:
-    from rich.table import Table
-
-    from .render import cell, local_time, stderr, stdout
+    from .render import Table, cell, local_time, stderr, stdout
 
     if not found:
         stderr().print("no messages match")

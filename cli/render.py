@@ -1,36 +1,36 @@
-"""Output: rich tables and transcripts for people, JSON for scripts.
+"""Output: tables and transcripts for people, JSON for scripts.
 
-Imported by commands when they run (never at ``--help`` time); rich is
-imported here, at module level.
+Imported by commands when they run (never at ``--help`` time). Every line a
+person reads goes through :class:`Screen`: user data is printed as text
+(never rich markup or emoji codes), with terminal control characters shown
+escaped (:mod:`.text`). ``--json`` output is written exactly.
 
-Every line a person reads goes through :class:`Screen`: user data is printed
-as text (never rich markup or emoji codes), with terminal control characters
-shown escaped (:mod:`.text`). ``--json`` output is written exactly.
+What a command prints is built from the few shapes below (:class:`Text`,
+:class:`Group`, :class:`Padding`, :class:`Table`: rich's, as far as the CLI
+uses them), without importing rich: on a terminal :class:`Screen` hands them
+to rich, which lays them out to its width; anywhere else (a pipe, a file)
+they are written as they are (:func:`plain_lines`), and rich, whose import
+costs more than the rest of ``makers-store conv list``, is never imported.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
-
-from rich.cells import cell_len
-from rich.console import Console, Group, RenderableType
-from rich.highlighter import JSONHighlighter
-from rich.padding import Padding
-from rich.table import Table
-from rich.text import Text
-
-from makers_store import ConversationMeta, Message
+from typing import TYPE_CHECKING, Any, TextIO, TypeAlias
 
 from .text import printable, printable_json, printable_line
 
-if TYPE_CHECKING:  # progress bars (and rich.live under them): imported by progress()
+if TYPE_CHECKING:  # rich is imported when a terminal shows the output (Screen)
+    from rich.console import Console, RenderableType
     from rich.progress import Progress, TaskID
+
+    from makers_store import ConversationMeta, Message
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -46,15 +46,135 @@ LONG_STRING = 300
 ALIGN_AT = 40
 #: Characters gathered before a write to a pipe or a file.
 WRITE_CHUNK = 1 << 20
+#: The characters rich's Text drops from what it holds (bell, backspace,
+#: vertical tab, form feed, carriage return): dropped here too, so a line is
+#: the same on a terminal and in a pipe.
+_DROPPED = dict.fromkeys((7, 8, 11, 12, 13))
+
+
+class Text:
+    """Text with styled parts: rich's ``Text`` as the CLI uses it (append,
+    ``+``, ``plain``, ``highlight_words``), held without rich. ``is_json``:
+    JSON text, coloured as JSON on a terminal."""
+
+    __slots__ = ("is_json", "plain", "spans", "style")
+
+    def __init__(self, plain: str = "", style: str = "", *, is_json: bool = False) -> None:
+        self.plain = plain.translate(_DROPPED)
+        self.style = style
+        self.spans: list[tuple[int, int, str]] = []  # (start, end, style)
+        self.is_json = is_json
+
+    def append(self, value: str | Text, style: str | None = None) -> Text:
+        offset = len(self.plain)
+        if isinstance(value, Text):
+            if value.style:
+                self.spans.append((offset, offset + len(value.plain), value.style))
+            self.spans += [(start + offset, end + offset, s) for start, end, s in value.spans]
+            self.plain += value.plain
+        elif value:
+            value = value.translate(_DROPPED)
+            if style:
+                self.spans.append((offset, offset + len(value), style))
+            self.plain += value
+        return self
+
+    def __add__(self, other: str | Text) -> Text:
+        result = Text(self.plain, self.style, is_json=self.is_json)
+        result.spans = list(self.spans)
+        return result.append(other)
+
+    def highlight_words(self, words: list[str], style: str, *, case_sensitive: bool = True) -> int:
+        """Style every occurrence of each of ``words``; returns how many."""
+        import re
+
+        pattern = "|".join(re.escape(word) for word in words)
+        found = list(re.finditer(pattern, self.plain, 0 if case_sensitive else re.IGNORECASE))
+        self.spans += [(*match.span(0), style) for match in found]
+        return len(found)
+
+
+class Group:
+    """Renderables one below the other."""
+
+    __slots__ = ("renderables",)
+
+    def __init__(self, *renderables: Renderable) -> None:
+        self.renderables = list(renderables)
+
+
+class Padding:
+    """A renderable with blank lines above and below, spaces left and right
+    (``pad``: top, right, bottom, left)."""
+
+    __slots__ = ("bottom", "expand", "left", "renderable", "right", "top")
+
+    def __init__(
+        self, renderable: Renderable, pad: tuple[int, int, int, int], *, expand: bool = True
+    ) -> None:
+        self.renderable = renderable
+        self.top, self.right, self.bottom, self.left = pad
+        self.expand = expand
+
+
+class Column:
+    """A column of a :class:`Table`: its header, its cells, and how rich lays
+    it out on a terminal (``layout``: rich's ``add_column`` arguments)."""
+
+    __slots__ = ("cells", "header", "justify", "layout", "max_width")
+
+    def __init__(self, header: str, layout: dict[str, Any]) -> None:
+        self.header = header
+        self.layout = layout
+        self.justify: str = layout.get("justify", "left")
+        self.max_width: int | None = layout.get("max_width")
+        self.cells: list[str | Text] = []
+
+
+class Table:
+    """Rows under a header line (rich's ``Table``; ``layout``: its arguments)."""
+
+    def __init__(self, **layout: Any) -> None:
+        self.layout = layout
+        self.show_header: bool = layout.get("show_header", True)
+        self.columns: list[Column] = []
+        self.row_count = 0
+
+    def add_column(self, header: str = "", **layout: Any) -> None:
+        self.columns.append(Column(header, layout))
+
+    def add_row(self, *cells: str | Text) -> None:
+        for column, value in zip(self.columns, cells, strict=True):
+            column.cells.append(value)
+        self.row_count += 1
+
+
+Renderable: TypeAlias = "str | Text | Group | Padding | Table"
 
 
 def _console(*, stderr: bool) -> Console:
+    from rich.console import Console
+
     return Console(
         stderr=stderr,
         highlight=False,
         markup=False,  # strings are text: '[/INST]' is printed, not parsed
         emoji=False,  # ':smile:' too
     )
+
+
+def plainly_not_a_terminal(stream: TextIO) -> bool:
+    """Whether rich would find ``stream`` is not a terminal, known without
+    importing rich: it is not a tty, and no variable that rich reads to be
+    told otherwise is set (``TTY_COMPATIBLE``, ``FORCE_COLOR``: then rich
+    decides)."""
+    if "TTY_COMPATIBLE" in os.environ or "FORCE_COLOR" in os.environ:
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return isatty is None or not isatty()
+    except ValueError:  # closed: no terminal either
+        return True
 
 
 class Screen:
@@ -70,17 +190,18 @@ class Screen:
 
     def __init__(self, *, stderr: bool = False) -> None:
         self._stderr = stderr
-        self._console = _console(stderr=stderr)
-        self.is_terminal = self._console.is_terminal
+        stream = sys.stderr if stderr else sys.stdout
+        self._console: Console | None = None
+        if not plainly_not_a_terminal(stream):
+            self._console = _console(stderr=stderr)
+        self.is_terminal = self._console is not None and self._console.is_terminal
 
-    def print(
-        self, item: RenderableType | str, *, style: str | None = None, whole: bool = False
-    ) -> None:
+    def print(self, item: Renderable, *, style: str | None = None, whole: bool = False) -> None:
         """Print ``item`` (a str is user data: :func:`text`); ``whole``: a line a
         person may copy (a command, a URL) is not wrapped by rich on a terminal."""
         shown = text(item) if isinstance(item, str) else item
-        if self.is_terminal:
-            self._console.print(shown, style=style, soft_wrap=whole)
+        if self._console is not None and self.is_terminal:
+            self._console.print(for_rich(shown), style=style, soft_wrap=whole)
             return
         stream = sys.stderr if self._stderr else sys.stdout
         # Written in a few large pieces, not line by line: short output reaches
@@ -97,7 +218,41 @@ class Screen:
         stream.flush()
 
 
-def plain_lines(item: RenderableType) -> Iterator[str]:
+def for_rich(item: Renderable) -> RenderableType:
+    """``item`` as rich's renderable, for a terminal."""
+    if isinstance(item, str):
+        return item  # a table cell: rich renders it as the console says (no markup)
+    if isinstance(item, Text):
+        from rich.text import Span
+        from rich.text import Text as RichText
+
+        made = RichText(item.plain, style=item.style)
+        made.spans = [Span(*span) for span in item.spans]
+        if item.is_json:
+            from rich.highlighter import JSONHighlighter
+
+            made = JSONHighlighter()(made)
+        return made
+    if isinstance(item, Group):
+        from rich.console import Group as RichGroup
+
+        return RichGroup(*(for_rich(part) for part in item.renderables))
+    if isinstance(item, Padding):
+        from rich.padding import Padding as RichPadding
+
+        pad = (item.top, item.right, item.bottom, item.left)
+        return RichPadding(for_rich(item.renderable), pad, expand=item.expand)
+    from rich.table import Table as RichTable
+
+    table = RichTable(**item.layout)
+    for column in item.columns:
+        table.add_column(column.header, **column.layout)
+    for index in range(item.row_count):
+        table.add_row(*(for_rich(column.cells[index]) for column in item.columns))
+    return table
+
+
+def plain_lines(item: Renderable) -> Iterator[str]:
     """The lines of what :class:`Screen` prints, for output that is not a
     terminal: text as it is, indents kept, table cells aligned up to
     :data:`ALIGN_AT`; no width, no wrapping, no cropping."""
@@ -115,11 +270,22 @@ def plain_lines(item: RenderableType) -> Iterator[str]:
         yield from [""] * item.bottom
     elif isinstance(item, Table):
         yield from _table_lines(item)
-    else:  # a renderable laid out for a terminal only: add it above first
+    else:
         raise TypeError(f"no plain rendering for {type(item).__name__}")
 
 
-def _one_line(value: RenderableType) -> str:
+def cell_len(value: str) -> int:
+    """The cells ``value`` takes on a terminal (rich's count: a wide
+    character two, a combining one none); rich is asked only when ``value``
+    is not printable ASCII, one cell a character."""
+    if value.isascii() and value.isprintable():
+        return len(value)
+    from rich.cells import cell_len as cells
+
+    return cells(value)
+
+
+def _one_line(value: Renderable) -> str:
     return "\\n".join(plain_lines(value))
 
 
@@ -159,7 +325,7 @@ def stderr() -> Screen:
 
 
 def text(value: str, style: str | None = None) -> Text:
-    """User data (or a line holding some) as rich Text, control characters escaped."""
+    """User data (or a line holding some) as :class:`Text`, control characters escaped."""
     return Text(printable(value), style=style or "")
 
 
@@ -230,7 +396,7 @@ def when(ms: int) -> str:
 
 def title_of(meta: ConversationMeta) -> str:
     """The title the CLI shows (and ``conv list --find`` matches): the library's."""
-    from makers_store.maintenance.search import title
+    from makers_store.models import title
 
     return title(meta)
 
@@ -245,7 +411,7 @@ def forked_from(meta: ConversationMeta) -> str | None:
     return f"{parent['conversation_id']} {at}"
 
 
-def conversation_details(meta: ConversationMeta, users: list[str] | None = None) -> RenderableType:
+def conversation_details(meta: ConversationMeta, users: list[str] | None = None) -> Renderable:
     lines = Text()
     rows = [
         ("conversation", meta.conversation_id),
@@ -262,7 +428,7 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
     for label, value in rows:
         lines.append(f"{label:>13}  ", style="dim")
         lines.append(printable_line(value) + "\n")
-    parts: list[RenderableType] = [lines]
+    parts: list[Renderable] = [lines]
     if meta.metadata:
         parts += [Text("     metadata", style="dim"), json_view(meta.metadata)]
     return Group(*parts)
@@ -271,9 +437,9 @@ def conversation_details(meta: ConversationMeta, users: list[str] | None = None)
 # --- messages ------------------------------------------------------------------------
 
 
-def json_view(value: Any) -> RenderableType:
+def json_view(value: Any) -> Text:
     # rich's JSON() would dump the value again, undoing the escapes.
-    return JSONHighlighter()(Text(human_json(value)))
+    return Text(human_json(value), is_json=True)
 
 
 def _abbreviate(value: Any) -> Any:
@@ -286,13 +452,13 @@ def _abbreviate(value: Any) -> Any:
     return value
 
 
-def content_view(content: Any, *, full: bool) -> RenderableType:
+def content_view(content: Any, *, full: bool) -> Renderable:
     """Text as text; multimodal parts one by one; other JSON pretty-printed."""
     if isinstance(content, str):
         return text(content)
     shown = content if full else _abbreviate(content)
     if isinstance(content, list) and all(isinstance(part, dict) for part in content):
-        parts: list[RenderableType] = []
+        parts: list[Renderable] = []
         for original, part in zip(content, shown, strict=True):
             kind = original.get("type")
             if kind in ("text", "input_text", "output_text") and isinstance(
@@ -317,8 +483,8 @@ def message_header(message: Message) -> Text:
     return header
 
 
-def message_view(message: Message, *, full: bool = False) -> RenderableType:
-    parts: list[RenderableType] = [
+def message_view(message: Message, *, full: bool = False) -> Renderable:
+    parts: list[Renderable] = [
         message_header(message),
         Padding(content_view(message.content, full=full), (0, 0, 0, 2), expand=False),
     ]

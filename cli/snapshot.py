@@ -115,7 +115,7 @@ def list_command(
     if not found:
         stderr().print(f"no snapshots in {where}")
         return
-    from rich.text import Text
+    from .render import Text
 
     console = stdout()
     console.print(Text(f"{'saved':<19}  {'size':>9}  {'holds':<34}  name", style="bold"))

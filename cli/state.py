@@ -139,9 +139,7 @@ def list_command(
         rows = ({"key": key, "value": value} for key, value in sorted(items.items()))
         emit_rows(shape, ("key", "value"), rows)
         return
-    from rich.table import Table
-
-    from .render import cell, json_text, stderr, stdout
+    from .render import Table, cell, json_text, stderr, stdout
     from .text import printable_json
 
     if not items:

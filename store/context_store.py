@@ -17,11 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from . import adapters
 from ._core import arguments
 from .api.conversation_store import ConversationStore
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the adapters' entries are imported by the methods that use them
     from claude_agent_sdk.types import (
         SessionKey,
         SessionListSubkeysKey,
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
         SessionSummaryEntry,
     )
 
+    from . import adapters
     from .adapters.claude.sessions import ClaudeSessionStore
     from .adapters.langgraph.checkpoints import MakersCheckpointSaver
     from .adapters.langgraph.store import MakersLangGraphStore
@@ -56,11 +56,15 @@ class ContextStore(ConversationStore):
 
     def claude_session_store(self) -> ClaudeSessionStore:
         """A ``claude_agent_sdk`` ``SessionStore`` over this store (extra ``claude``)."""
+        from . import adapters
+
         return adapters.make_claude_session_store(self)
 
     async def claude_session_binding(self, conversation_id: str | None = None) -> str:
         """The Claude session id (a UUID) of ``conversation_id``: the id itself
         if it is a UUID, else one generated once and persisted."""
+        from . import adapters
+
         cid = arguments.conversation(self.conversation_id, conversation_id)
         return await adapters.claude_session_binding(self, cid)
 
@@ -72,6 +76,8 @@ class ContextStore(ConversationStore):
         ``get_items`` never returns a function call without its output (it
         gets one saying the call was interrupted) or an output without its
         call; ``strict=True`` raises InvalidHistoryError instead."""
+        from . import adapters
+
         return adapters.make_openai_session(self, session_id, max_items, strict=strict)
 
     # The Claude SDK's SessionStore protocol on the store itself, so that
@@ -105,11 +111,15 @@ class ContextStore(ConversationStore):
     @property
     def langgraph_checkpointer(self) -> MakersCheckpointSaver:
         """A LangGraph ``BaseCheckpointSaver`` over this store (extra ``langgraph``)."""
+        from . import adapters
+
         return self._adapter("langgraph_checkpointer", adapters.make_langgraph_checkpointer)
 
     @property
     def langgraph_store(self) -> MakersLangGraphStore:
         """A LangGraph ``BaseStore`` over this store (extra ``langgraph``)."""
+        from . import adapters
+
         return self._adapter("langgraph_store", adapters.make_langgraph_store)
 
     def _adapter(

@@ -51,6 +51,21 @@ class ConversationMeta:
         return fields_dict(self)
 
 
+#: Metadata keys a conversation's title is read from, first found first.
+TITLE_KEYS = ("title", "name", "subject")
+
+
+def title(meta: ConversationMeta) -> str:
+    """The conversation's title (see :data:`TITLE_KEYS`), or ``""``: what
+    ``find_conversations`` matches (:mod:`makers_store.maintenance.search`)
+    and the CLI shows. Beside the meta, so showing one imports no search."""
+    for key in TITLE_KEYS:
+        value = meta.metadata.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
 @dataclass(slots=True)
 class ListConversationsResult:
     """One page of conversations; pass ``next_cursor`` as ``after`` and

@@ -37,14 +37,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from ._core import keys
-from ._core.adapter_keys import CLAUDE_PROJECTS, is_langgraph_store_key, parse_langgraph_item_key
 from .errors import MemoryConflictError, MemoryValidationError, PreconditionFailedError
 
 T = TypeVar("T")
@@ -82,6 +80,13 @@ def writing(key: str | None) -> str:
     """What the blob ``key`` belongs to, as the retry error names it."""
     if key is None:
         return "data"
+    # imported here, for an error's words: every unit of every command imports this module
+    from ._core.adapter_keys import (
+        CLAUDE_PROJECTS,
+        is_langgraph_store_key,
+        parse_langgraph_item_key,
+    )
+
     parts = key.split("/")
     if is_langgraph_store_key(key):
         try:
@@ -106,6 +111,8 @@ def writing(key: str | None) -> str:
 
 def full_jitter(ceiling: float) -> float:
     """A wait drawn uniformly from 0 to ``ceiling`` seconds."""
+    import random  # here: a unit that retries needs it, every command imports this module
+
     return random.uniform(0, ceiling)
 
 

@@ -71,7 +71,6 @@ form of an id says which way it is found.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 from urllib.parse import unquote
 
@@ -115,6 +114,8 @@ def bound(segment: str) -> str:
     ``~`` and a digest of the whole (collision-resistant: 128 bits)."""
     if len(segment) <= SEGMENT_BUDGET:
         return segment
+    import hashlib  # here: only an id over the budget needs it, and every command imports keys
+
     digest = hashlib.sha256(segment.encode("ascii")).hexdigest()[:_DIGEST_CHARS]
     return f"{segment[:_KEPT]}~{digest}"
 

@@ -15,7 +15,6 @@ of the recency index (the conversations a list page shows first).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from types import TracebackType
@@ -185,6 +184,8 @@ class StoreWatch:
 
 
 def _digest(lines: Iterable[str]) -> str:
+    import hashlib  # here: a watch needs it; every store imports this module
+
     hasher = hashlib.blake2b(digest_size=16)
     for line in lines:
         hasher.update(line.encode("utf-8", "surrogatepass"))

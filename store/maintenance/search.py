@@ -38,14 +38,11 @@ from .._core.search_text import (
     message_texts as message_texts,  # the rule's texts, shared with indexes
 )
 from ..errors import MemoryNotFoundError, MemoryValidationError
-from ..models import ROLES, ConversationMeta, Message, fields_dict
-from . import search_index
+from ..models import ROLES, ConversationMeta, Message, fields_dict, title
 
 if TYPE_CHECKING:  # the store a search is handed (the CLI imports this module alone)
     from ..api.conversation_store import ConversationStore
 
-#: Metadata keys a conversation's title is read from, first found first.
-TITLE_KEYS = ("title", "name", "subject")
 #: Characters of context a snippet shows around the match (before it, and in all).
 SNIPPET_BEFORE, SNIPPET_WIDTH = 30, 100
 #: How far a message's ``created_at`` may run behind an earlier message's: the
@@ -88,15 +85,6 @@ def snippet(text: str, match: re.Match[str]) -> str:
     end = max(match.end(), start + SNIPPET_WIDTH)
     shown = " ".join(text[start:end].split())
     return ("…" if start > 0 else "") + shown + ("…" if end < len(text) else "")
-
-
-def title(meta: ConversationMeta) -> str:
-    """The conversation's title (see :data:`TITLE_KEYS`), or ``""``."""
-    for key in TITLE_KEYS:
-        value = meta.metadata.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return ""
 
 
 def conversation_matches(meta: ConversationMeta, text: str | re.Pattern[str]) -> bool:
@@ -175,6 +163,8 @@ async def search_messages(
         raise MemoryValidationError(f"limit must be a positive int or None, got {limit!r}")
     page = BILLED_PAGE if store.blobs.capabilities.costly_requests else LOCAL_PAGE
     if conversation_ids is None and use_index:
+        from . import search_index  # here: a whole-store search walks it, nothing else
+
         grouped = await search_index.candidates(store.blobs, text, limit)
         if grouped is not None:
             hits = search_index.search(
