@@ -55,10 +55,7 @@ from . import search as sqlite_search
 from .file import SqliteFile, rollback
 from .inline import InlineConnection, Outcome
 from .ops import BlobTable, begin
-from .snapshot import restore_copy, save_copy
 from .units import Unit
-from .vacuum import file_bytes, space_facts, vacuum_file
-from .watch import watch_data_version
 
 T = TypeVar("T")
 
@@ -170,6 +167,8 @@ class SqliteBlobStore(BlobStore):
     def watch_writes(self, poll_interval: float) -> AsyncIterator[frozenset[str] | None]:
         """Every commit by any process moves ``PRAGMA data_version``: read it
         every 0.1 s on a connection of the watcher's own (:mod:`.sqlite_watch`)."""
+        from .watch import watch_data_version  # on use, as the next three: start-up
+
         return watch_data_version(self.path, poll_interval)
 
     async def close(self) -> None:
@@ -198,6 +197,8 @@ class SqliteBlobStore(BlobStore):
         # A checkpoint beside the writers would keep vacuum's own from emptying the WAL.
         await loop.run_in_executor(self._executor, self._inline.end_background_checkpoint)
         stop = threading.Event()
+        from .vacuum import vacuum_file
+
         work = loop.run_in_executor(None, vacuum_file, self.file, stop)
         try:
             return await asyncio.shield(work)
@@ -212,6 +213,8 @@ class SqliteBlobStore(BlobStore):
         """SQLite's online backup of the store into ``destination``, on a
         thread of its own (:mod:`.sqlite_snapshot`)."""
         await self._ready_for_copy()
+        from .snapshot import save_copy
+
         await asyncio.get_running_loop().run_in_executor(None, save_copy, self.file, destination)
         return True
 
@@ -219,6 +222,8 @@ class SqliteBlobStore(BlobStore):
         """SQLite's online backup of ``source`` into the store, one write
         transaction (:mod:`.sqlite_snapshot`)."""
         await self._ready_for_copy()
+        from .snapshot import restore_copy
+
         await asyncio.get_running_loop().run_in_executor(None, restore_copy, self.file, source)
         return True
 
@@ -344,6 +349,8 @@ class SqliteBlobStore(BlobStore):
         return result
 
     def describe(self) -> dict[str, Any]:
+        from .vacuum import file_bytes
+
         size = file_bytes(self.path)
         space: dict[str, Any] = {}
         if not self._closed:
@@ -364,6 +371,8 @@ class SqliteBlobStore(BlobStore):
 
     def _space_facts(self) -> dict[str, Any]:
         try:
+            from .vacuum import space_facts
+
             return space_facts(self._worker_connection())
         except sqlite3.Error as exc:
             raise BackendError(f"SQLite store {self.path}: {exc}") from exc

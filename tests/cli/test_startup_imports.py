@@ -74,9 +74,12 @@ def test_help_imports_no_library_backend_or_rich() -> None:
 #: Imported by the library only on the paths that need them, not to read a
 #: page: the search index's walk (a whole-store ``msg search``), the adapters'
 #: entries (an adapter asked for) and key shapes (a retry error's words),
-#: hashlib (an id over the key budget, a watch), random (a retry's wait).
+#: hashlib (an id over the key budget, a watch), random (a retry's wait), the
+#: SQLite backend's snapshot, vacuum and watch modules (those commands only).
 NOT_FOR_A_PAGE = ("makers_store.maintenance.search_index", "makers_store._core.adapter_keys",
-                  "makers_store.adapters", "hashlib", "random")  # fmt: skip
+                  "makers_store.adapters", "hashlib", "random",
+                  "makers_store.emulator.sqlite.snapshot", "makers_store.emulator.sqlite.vacuum",
+                  "makers_store.emulator.sqlite.watch")  # fmt: skip
 
 
 @pytest.mark.parametrize(
