@@ -1,9 +1,11 @@
-"""The speed benchmark (tests/bench/benchmark.py) runs end to end in --quick mode,
-and its regression guard (--compare: tests/bench/bench_guard.py; the A/B that
+"""The speed benchmark (tests/bench/benchmark.py) runs end to end in --smoke mode
+(--quick's data and code paths, each contender timed for a couple of calls: every
+area runs and prints its rows in about a minute instead of --quick's three), and
+its regression guard (--compare: tests/bench/bench_guard.py; the A/B that
 re-accepting needs: tests/bench/bench_ab.py) names what it should.
 
 Speed targets are not asserted here (a shared CI machine is too noisy, and the
-quick sizes are too small to mean anything); the full run enforces them. The
+smoke sizes are too small to mean anything); the full run enforces them. The
 guard's tests run on made-up rows and tables: they check the machinery, never
 a timing.
 """
@@ -29,7 +31,7 @@ import bench_ab  # noqa: E402  (light: imports bench_guard and bench_harness onl
 import bench_guard  # noqa: E402  (light: imports bench_harness only)
 from bench_harness import Row  # noqa: E402
 
-# (operation, baseline) of each table row, in order, at the --quick sizes.
+# (operation, baseline) of each table row, in order, at the --smoke sizes (--quick's data).
 ROWS = [
     ("append_message", "SQLiteSession.add_items"),
     ("append_message", "raw sqlite3 insert+commit"),
@@ -51,15 +53,15 @@ NODE_ROWS = [
 ]
 
 
-def test_quick_benchmark_prints_the_table(tmp_path: Path) -> None:
+def test_smoke_benchmark_prints_the_table(tmp_path: Path) -> None:
     node = shutil.which("node") is not None
     if node:
         npm_ci(PROJECT)  # the Node rows' npm packages, as tests/node installs them
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick", "--dir", str(tmp_path)],
+        [sys.executable, str(SCRIPT), "--smoke", "--dir", str(tmp_path)],
         capture_output=True,
         text=True,
-        timeout=900,  # Node processes, eight writer processes, a LangGraph import; a loaded CI
+        timeout=900,  # Node processes, writer processes, a LangGraph import; a loaded CI
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -81,8 +83,8 @@ def test_quick_benchmark_prints_the_table(tmp_path: Path) -> None:
         ours, baseline, ratio = (float(row[i].replace(",", "")) for i in (1, 3, 4))
         assert ours > 0 and baseline > 0, row
         assert abs(ratio - ours / baseline) <= 0.01 * ratio + 0.01, row
-        assert re.fullmatch(r"(PASS|FAIL) \(quick: not enforced\)|-", row[6]), row
-    assert "quick mode" in out
+        assert re.fullmatch(r"(PASS|FAIL) \(smoke: not enforced\)|-", row[6]), row
+    assert "smoke mode" in out
     # The temporary databases are removed afterwards.
     assert list(tmp_path.iterdir()) == []
 

@@ -70,11 +70,12 @@ def operations(store: makers_store.ContextStore) -> dict[str, Op]:
 
 
 async def request_counts(
-    store: makers_store.ContextStore,
+    store: makers_store.ContextStore, sizes: Sizes
 ) -> dict[str, tuple[float, float]]:
     """S3 requests per call, by operation: (typical, mean) over
-    ``2 * STALE_INDEX_BATCH`` calls, so the batched index clean-up that
-    every ``STALE_INDEX_BATCH``-th append does shows in the mean."""
+    ``sizes.count_batches * STALE_INDEX_BATCH`` calls (two batches, one in
+    smoke mode), so the batched index clean-up that every
+    ``STALE_INDEX_BATCH``-th append does shows in the mean."""
     counts = store.blobs.requests  # type: ignore[attr-defined]
     calls = {
         "append_message (existing conversation)": lambda: store.append_message(
@@ -97,7 +98,7 @@ async def request_counts(
     for name, call in calls.items():
         await call()  # warm: the conversation exists
         spent = []
-        for _ in range(2 * STALE_INDEX_BATCH):
+        for _ in range(sizes.count_batches * STALE_INDEX_BATCH):
             before = sum(counts.values())
             await call()
             spent.append(sum(counts.values()) - before)
@@ -128,7 +129,7 @@ async def run(workdir: Path, sizes: Sizes) -> list[Row]:
                         "info",
                     )
                 )
-        counts = await request_counts(stores["s3"])
+        counts = await request_counts(stores["s3"], sizes)
     finally:
         for store in stores.values():
             await store.close()

@@ -40,6 +40,9 @@ class Sizes:
     list_small: int  # conversations in the small list database
     list_large: int  # conversations in the large list database
     list_users: int  # conversations are spread round-robin over this many users
+    processes: int  # processes appending to one file (bench_sqlite.py)
+    #: S3 request counts span this many STALE_INDEX_BATCH's of calls each (bench_backends.py)
+    count_batches: int
 
 
 FULL = Sizes(
@@ -52,6 +55,8 @@ FULL = Sizes(
     list_small=1_000,
     list_large=100_000,
     list_users=10,
+    processes=8,
+    count_batches=2,
 )
 #: Tiny data, with rounds long and many enough to average out sampling noise
 #: (benchmark.py --compare runs these); what a loaded machine does to peers
@@ -66,6 +71,29 @@ QUICK = Sizes(
     list_small=60,
     list_large=400,
     list_users=2,
+    #: quick mode runs eight as well: the regression guard (benchmark.py
+    #: --compare, quick mode) holds the eight-process FULL figure, an accepted limit
+    processes=8,
+    count_batches=2,
+)
+#: Quick's data and the same code paths, with every contender timed just
+#: enough to give a figure: both orders of the alternating rounds, a couple
+#: of calls each, two writer processes, S3 requests counted over
+#: one index clean-up's worth of calls. The test suite runs it
+#: (tests/test_benchmark_smoke.py) to prove every area runs end to end and
+#: prints its rows; its figures mean nothing, and it is never compared.
+SMOKE = Sizes(
+    rounds=2,
+    round_seconds=0.005,
+    min_ops=2,
+    long_conversation=QUICK.long_conversation,
+    window=QUICK.window,
+    growth_rounds=2,
+    list_small=QUICK.list_small,
+    list_large=QUICK.list_large,
+    list_users=QUICK.list_users,
+    processes=2,
+    count_batches=1,
 )
 
 
@@ -151,7 +179,9 @@ async def populate(label: str, count: int, append: Callable[[int], Awaitable[obj
     say(f"  populated {label}: {count:,} appends in {elapsed:.1f} s ({count / elapsed:,.0f}/s)")
 
 
-def table(rows: list[Row], quick: bool) -> list[str]:
+def table(rows: list[Row], quick: bool, mode: str = "quick") -> list[str]:
+    """The rows as a text table; ``quick``: targets are shown, marked as not
+    enforced in ``mode``."""
     header = ("operation", "ours ops/s", "baseline", "baseline ops/s", "ratio", "target", "result")
     cells = [header]
     for row in rows:
@@ -160,7 +190,7 @@ def table(rows: list[Row], quick: bool) -> list[str]:
         else:
             result = "PASS" if row.passed else "FAIL"
             if quick:
-                result += " (quick: not enforced)"
+                result += f" ({mode}: not enforced)"
         cells.append(
             (
                 row.operation,
@@ -186,17 +216,22 @@ def table(rows: list[Row], quick: bool) -> list[str]:
 
 
 def run_alone(run: Callable[[Path, Sizes], Awaitable[list[Row]]], description: str) -> int:
-    """What ``python tests/bench/bench_X.py [--quick]`` does for one area: its
-    rows in a temporary directory, the table, and the exit code of
-    ``benchmark.py`` (1 when a full-size target is missed; quick never fails)."""
+    """What ``python tests/bench/bench_X.py [--quick | --smoke]`` does for one
+    area: its rows in a temporary directory, the table, and the exit code of
+    ``benchmark.py`` (1 when a full-size target is missed; quick and smoke
+    never fail)."""
     import argparse
     import asyncio
     import tempfile
 
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes; never fails")
-    quick = parser.parse_known_args()[0].quick
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="tiny sizes; never fails")
+    size.add_argument("--smoke", action="store_true", help="quick's data, one short round each")
+    args = parser.parse_known_args()[0]
+    sizes = SMOKE if args.smoke else QUICK if args.quick else FULL
     with tempfile.TemporaryDirectory(prefix="makers-bench-") as tmp:
-        rows = asyncio.run(run(Path(tmp), QUICK if quick else FULL))
-    print("\n".join(table(rows, quick)))
+        rows = asyncio.run(run(Path(tmp), sizes))
+    quick = sizes is not FULL
+    print("\n".join(table(rows, quick, "smoke" if args.smoke else "quick")))
     return 0 if quick or all(row.passed is not False for row in rows) else 1

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench_harness import QUICK, Row, Sizes, compare, run_alone, say, sqlite_url
+from bench_harness import QUOTA, Row, Sizes, compare, run_alone, say, sqlite_url
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.postgres.aio import AsyncPostgresStore
 from langgraph.store.sqlite.aio import AsyncSqliteStore
@@ -341,7 +341,7 @@ async def engine_floor(sizes: Sizes) -> dict[str, float]:
 
 
 async def run(workdir: Path, sizes: Sizes) -> list[Row]:
-    shape = QUICK_SHAPE if sizes == QUICK else FULL_SHAPE
+    shape = QUICK_SHAPE if sizes.long_conversation < QUOTA else FULL_SHAPE  # quick, smoke
     say(
         "langgraph store: ours vs AsyncSqliteStore (SQLite files, both WAL, synchronous=NORMAL) "
         "and vs AsyncPostgresStore (one throwaway server: fsync=off, synchronous_commit=off)"

@@ -12,9 +12,10 @@ our default NORMAL against a session configured to NORMAL.
   ``AdvancedSQLiteSession`` and ``SQLiteSession``, one call at a time.
 * Eight callers in one event loop (the requests of one ``serve`` worker):
   eight sessions appending at once on each side, one file per side.
-* Eight processes appending to one file: each process has its own store (or
-  its own ``SQLiteSession``) and its own session; all start a round together
-  and the figure is the appends per second of all eight.
+* Eight processes appending to one file (``Sizes.processes``: two in smoke
+  mode): each process has its own store (or its own ``SQLiteSession``) and its
+  own session; all start a round together and the figure is the appends per
+  second of all of them.
 * Event-loop stalls: a ticker coroutine sleeps 1 ms at a time while the large
   units run; the longest gap between its ticks, less the 1 ms, is the stall.
 """
@@ -35,16 +36,12 @@ from typing import Any
 
 from agents.extensions.memory import AdvancedSQLiteSession
 from agents.memory import SQLiteSession
-from bench_harness import QUOTA, Row, Sizes, compare, say, sqlite_url
+from bench_harness import Row, Sizes, compare, say, sqlite_url
 from bench_openai import ONE, OurSessions
 
 import makers_store
 
 CALLERS = 8  # sessions appending at once in one event loop
-PROCESSES = 8  # processes appending to one file
-#: quick mode runs eight as well: the regression guard (benchmark.py --compare,
-#: quick mode) holds the eight-process FULL figure, an accepted limit
-QUICK_PROCESSES = PROCESSES
 STALL_BUDGET_US = 10_000  # the issue's bound on one unit's hold of the loop
 TICK = 0.001
 
@@ -238,7 +235,7 @@ async def create_files(url: str, peer_path: Path) -> None:
 
 
 def bench_processes(workdir: Path, sizes: Sizes, synchronous: str) -> list[Row]:
-    count = PROCESSES if sizes.long_conversation == QUOTA else QUICK_PROCESSES
+    count = sizes.processes
     say(f"{count} processes appending to one file, synchronous={synchronous.upper()}")
     url = sqlite_url(workdir / f"procs-{synchronous}-ours.db") + f"?synchronous={synchronous}"
     peer_path = workdir / f"procs-{synchronous}-peer.db"

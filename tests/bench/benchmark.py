@@ -4,6 +4,10 @@ Run it from the repository root::
 
     .venv/bin/python tests/bench/benchmark.py            # full sizes, exits 1 if a target is missed
     .venv/bin/python tests/bench/benchmark.py --quick    # tiny sizes, a few minutes, never fails
+    .venv/bin/python tests/bench/benchmark.py --smoke    # quick's data, one short round per
+                                                         # contender: every area runs and prints
+                                                         # its rows (the test suite's run), never
+                                                         # fails; its figures mean nothing
     .venv/bin/python tests/bench/benchmark.py --compare  # quick, then names every figure more
                                                          # than 20% worse than accepted (exit 1)
     .venv/bin/python tests/bench/bench_ab.py --accept    # the table, only after an A/B against
@@ -100,6 +104,7 @@ from bench_harness import (
     FULL,
     QUICK,
     QUOTA,
+    SMOKE,
     Op,
     Row,
     Sizes,
@@ -439,7 +444,14 @@ def measure(sizes: Sizes, where: Path | None) -> tuple[list[Row], list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes; never fails on targets")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--quick", action="store_true", help="tiny sizes; never fails on targets")
+    size.add_argument(
+        "--smoke",
+        action="store_true",
+        help="quick's data, one short round per contender: every area and row, figures "
+        "meaningless (tests/test_benchmark_smoke.py); never fails on targets",
+    )
     parser.add_argument("--dir", type=Path, help="put the databases here (default: a temp dir)")
     guard = parser.add_mutually_exclusive_group()
     guard.add_argument(
@@ -458,14 +470,16 @@ def main(argv: list[str] | None = None) -> int:
             "the table is accepted only after an A/B against the previous landed commit: "
             "python tests/bench/bench_ab.py --accept (issue 36)"
         )
-    quick = args.quick or args.compare
-    sizes = QUICK if quick else FULL
+    if args.smoke and args.compare:
+        parser.error("--compare judges figures at the quick sizes: run it without --smoke")
+    quick = args.quick or args.compare or args.smoke
+    sizes = SMOKE if args.smoke else QUICK if quick else FULL
+    mode = "smoke" if args.smoke else "quick" if quick else "full"
     started = time.perf_counter()
     rows, lines = measure(sizes, args.dir)
-    lines += ["", *table(rows, quick), ""]
+    lines += ["", *table(rows, quick, mode), ""]
     missed = [row for row in rows if row.passed is False]
     elapsed = time.perf_counter() - started
-    mode = "quick" if quick else "full"
     lines.append(f"{mode} mode, {elapsed:.0f} s; targets missed: {len(missed)}")
     print("\n".join(lines), flush=True)
     if args.compare:
