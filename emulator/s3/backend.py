@@ -32,11 +32,12 @@ any thread. An aiobotocore client (its aiohttp session, the locks of its
 credentials) belongs to the loop that made it, so each loop has a client of
 its own (:class:`.per_loop.PerLoop`), made on the loop's first request and
 closed when that loop shuts down or the store closes. The clients share what
-is not bound to a loop: botocore's loaded service models (a client costs a
-few milliseconds, not the 100 ms of a fresh session) and the request
-counts. Each client sends at most ``max_connections`` requests at once; a
-request waiting for one of those slots reports the wait as queue time, which
-retry budgets do not count (:func:`makers_store.retry.waited_in_queue`).
+is not bound to a loop: botocore's loaded service models, across every store
+of the process (a client costs about 10 ms, not the 60 to 100 ms of a fresh
+session), and the store's request counts. Each client sends at most
+``max_connections`` requests at once; a request waiting for one of those
+slots reports the wait as queue time, which retry budgets do not count
+(:func:`makers_store.retry.waited_in_queue`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,14 @@ from makers_store.errors import MemoryValidationError, StoreError, missing_extra
 from ..per_loop import PerLoop
 from .errors import translate
 from .requests import RequestSlots, S3Bucket
+
+#: botocore's loader of service models, shared by every session of the
+#: process (every store, every loop): it is plain data read from disk, and a
+#: fresh one made a client cost about 60 ms instead of 10 (a process that
+#: opens stores one after another, a test suite or a copy between two
+#: buckets, paid it each time). Credentials stay each session's own. A dict,
+#: whose setdefault is atomic, filled by the first client.
+_shared_loader: dict[str, Any] = {}
 
 
 class _LoopClient:
@@ -139,9 +148,6 @@ class S3BlobStore(StepwiseBlobStore):
             _LoopClient.abandon,
             _LoopClient.aclose,
         )
-        #: botocore's loader of service models, shared by every loop's session
-        #: (it is plain data, read from disk once); None until the first client.
-        self._loader: Any = None
 
     # --- connection ----------------------------------------------------------
 
@@ -153,8 +159,9 @@ class S3BlobStore(StepwiseBlobStore):
         except ImportError:
             raise missing_extra("aiobotocore", "s3") from None
         session = get_session()  # per loop: its credentials may hold an asyncio lock
-        if self._loader is not None:
-            session.register_component("data_loader", self._loader)
+        loader = _shared_loader.get("data_loader")
+        if loader is not None:
+            session.register_component("data_loader", loader)
         if self.profile:
             session.set_config_variable("profile", self.profile)
         config = AioConfig(
@@ -183,7 +190,7 @@ class S3BlobStore(StepwiseBlobStore):
             if isinstance(exc, Exception):
                 raise self._translate(exc, "connect", "") from exc
             raise
-        self._loader = session.get_component("data_loader")
+        _shared_loader.setdefault("data_loader", session.get_component("data_loader"))
         client.meta.events.register("before-send.s3", self._count_request)
         slots = RequestSlots(self.max_connections)
         return _LoopClient(stack, client, S3Bucket(client, self.bucket, self.prefix, slots))
