@@ -611,3 +611,21 @@ def test_only_the_blob_table_updates_or_deletes_blobs() -> None:
         if writes.search(path.read_text())
     )
     assert found == ["emulator/sqlite/migrations.py", "emulator/sqlite/ops.py"]
+
+
+def test_sqlite_reads_the_waiting_keys_mark_by_mark() -> None:
+    """The waiting keys are read from each mark's range: the marks are the
+    outer loop, never every conversation key of the store (a plain JOIN made
+    the planner walk the blobs and the marks for each)."""
+    from makers_store.emulator.sqlite import search as sqlite_search
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE TABLE blobs (key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL,"
+        " updated_at INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID"
+    )
+    sqlite_search.create(conn)
+    sqlite_search.mark_appends_by_conversation(conn)
+    plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sqlite_search._APPENDED_KEYS}")]
+    conn.close()
+    assert plan[0] == "SCAN a" and plan[1].startswith("SEARCH b USING PRIMARY KEY"), plan

@@ -204,8 +204,11 @@ def mark_changed(conn: sqlite3.Connection, keys: Sequence[str]) -> None:
 
 #: The message keys waiting under the marked prefixes, from each mark's low
 #: key to the end of its prefix (the "/" that ends it, plus one, is "0").
+#: CROSS JOIN keeps the marks as the outer loop: with a plain JOIN the
+#: planner walked every conversation key of the store and the marks for each
+#: (a search over 4,000 messages took 9.8 ms instead of 5.6).
 _APPENDED_KEYS = (
-    "SELECT b.key FROM search_appended AS a JOIN blobs AS b ON b.key >= a.low "
+    "SELECT b.key FROM search_appended AS a CROSS JOIN blobs AS b ON b.key >= a.low "
     "AND b.key < substr(a.prefix, 1, length(a.prefix) - 1) || '0' "
     f"WHERE b.key GLOB {_GLOB}"
 )
