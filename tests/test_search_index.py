@@ -386,7 +386,6 @@ def test_existing_store_is_indexed_on_first_open(tmp_path: Path) -> None:
 
     asyncio.run(write())
     conn = sqlite3.connect(path)  # back to how schema 2 left it
-    conn.execute("DROP TRIGGER search_blob_insert")
     conn.execute("DROP TABLE search_fts")
     conn.execute("DROP TABLE search_rows")
     conn.execute("DROP TABLE search_dirty")
@@ -510,27 +509,27 @@ def test_sqlite_appends_mark_their_conversation_once(tmp_path: Path) -> None:
 
 
 def test_sqlite_a_lower_key_lowers_its_conversations_mark(tmp_path: Path) -> None:
-    """A message blob inserted below the mark's low key (an import or a copy
-    writes keys in any order) lowers it; one above leaves it."""
+    """A message blob created below the mark's low key (an import or a copy
+    writes keys in any order) lowers it; one above leaves it; a unit marks a
+    prefix once for all it creates there."""
+    from makers_store.blob_ops import Put
+
     path = tmp_path / "s.db"
+
+    def program() -> Any:
+        for key in ("c/c/m/0000000007", "c/c/m/0000000003", "c/c/m/0000000005",
+                    "c/c/g/x1/m/0000000009"):  # fmt: skip
+            yield Put(key, b"[]", if_none_match=True)
 
     async def main() -> None:
         async with makers_store.open_store(f"sqlite:///{path}") as store:
-            await store.append_message("c", "user", "first")
+            await store.runner.run(program, write=True)
+            assert _sqlite_marks(path) == [
+                ("c/c/g/x1/m/", "c/c/g/x1/m/0000000009"),
+                ("c/c/m/", "c/c/m/0000000003"),
+            ]
+
     asyncio.run(main())
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("DELETE FROM search_appended")
-    row = conn.execute("SELECT etag, size, updated_at, data FROM blobs "
-                       "WHERE key = 'c/c/m/0000000000'").fetchone()  # fmt: skip
-    for key in ("c/c/m/0000000007", "c/c/m/0000000003", "c/c/m/0000000005"):
-        conn.execute("INSERT INTO blobs VALUES (?, ?, ?, ?, ?)", (key, *row))
-        conn.execute(  # an upsert that inserts marks it too
-            "INSERT INTO blobs VALUES (?, ?, ?, ?, ?) ON CONFLICT (key) DO UPDATE SET size = 1",
-            ("c/c/g/x1/m/0000000009", *row),
-        )
-    marks = conn.execute("SELECT prefix, low FROM search_appended ORDER BY prefix").fetchall()
-    conn.close()
-    assert marks == [("c/c/g/x1/m/", "c/c/g/x1/m/0000000009"), ("c/c/m/", "c/c/m/0000000003")]
 
 
 def test_sqlite_finds_a_text_with_nul_once_indexed(tmp_path: Path) -> None:
@@ -553,9 +552,9 @@ def test_sqlite_finds_a_text_with_nul_once_indexed(tmp_path: Path) -> None:
 
 
 def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(tmp_path: Path) -> None:
-    """Migration 0004 on a store left by 0003: the per-key triggers go, the
-    conversation mark's trigger comes, keys marked by 0003 stay waiting, and
-    a text indexed with a NUL is indexed again."""
+    """Migration 0004 on a store left by 0003: its triggers go (the blob table
+    marks what it writes), keys marked by 0003 stay waiting, and a text
+    indexed with a NUL is indexed again."""
     from makers_store.emulator.sqlite import search as sqlite_search
 
     path = tmp_path / "s.db"
@@ -571,7 +570,6 @@ def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(tmp_path:
     conn.create_function(sqlite_search.TEXT_FUNCTION, 2, message_text_of_blob)  # its texts
     sqlite_search.rebuild(conn)
     conn.execute("DROP TABLE search_appended")
-    conn.execute("DROP TRIGGER search_blob_insert")
     sqlite_search.create(conn)  # its triggers (the tables exist); every message dirty
     conn.execute("DELETE FROM search_dirty WHERE key = 'c/c/m/0000000000'")
     assert "\x00" in conn.execute("SELECT body FROM search_rows").fetchone()[0]
@@ -594,16 +592,19 @@ def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(tmp_path:
     triggers = [name for (name,) in conn.execute("SELECT name FROM sqlite_master "
                                                  "WHERE type = 'trigger'")]  # fmt: skip
     conn.close()
-    assert triggers == ["search_blob_insert"]
+    assert triggers == []
 
 
-def test_only_the_blob_table_updates_or_deletes_blobs() -> None:
-    """The search index's changed keys are marked by the one code that
-    updates or deletes SQLite blobs (emulator/sqlite/ops.py, through
-    search.mark_changed): no other module may (migration 0002 renames index
-    entries, never message blobs, before any index exists)."""
+def test_only_the_blob_table_writes_blobs() -> None:
+    """What the search index must catch up on is marked by the one code that
+    writes SQLite blobs (emulator/sqlite/ops.py, through search.mark_created
+    and search.mark_changed): no other module may (migration 0002 renames
+    index entries, never message blobs, before any index exists)."""
     root = Path(__file__).parent.parent
-    writes = re.compile(r"(UPDATE|DELETE\s+FROM|REPLACE\s+INTO)\s+blobs\b", re.IGNORECASE)
+    writes = re.compile(
+        r"(UPDATE|DELETE\s+FROM|REPLACE\s+INTO|INSERT\s+(OR\s+\w+\s+)?INTO)\s+blobs\b",
+        re.IGNORECASE,
+    )
     found = sorted(
         str(path.relative_to(root))
         for folder in ("store", "emulator", "cli")

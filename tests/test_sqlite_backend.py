@@ -77,6 +77,7 @@ async def test_index_entries_of_the_first_layout_are_migrated(
         patch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:1])
         patch.setattr(migrations, "SCHEMA_VERSION", 1)
         async with makers_store.open_store(f"sqlite:///{path}", clock=FixedClock()) as store:
+            store.blobs.index_messages = False  # type: ignore[attr-defined]  # no index at 1
             for cid in ("old", "mid", "new"):
                 await store.append_message(
                     conversation_id=cid, role="user", content=cid, user_id="u"

@@ -133,6 +133,16 @@ class SqliteBlobStore(BlobStore):
         self._table.commit(conn)
         return unit.result
 
+    @property
+    def index_messages(self) -> bool:
+        """Whether writes mark messages for the search index (False only to
+        measure what that costs: tests/bench/bench_search.py)."""
+        return self._table.index_messages
+
+    @index_messages.setter
+    def index_messages(self, on: bool) -> None:
+        self._table.index_messages = on
+
     # --- BlobStore -------------------------------------------------------
 
     async def run(self, program: Program[T], *, write: bool) -> T:

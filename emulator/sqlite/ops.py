@@ -38,7 +38,7 @@ from makers_store.errors import BackendError, PreconditionFailedError
 
 from ..sql_ranges import range_query
 from .file import cannot_write, rollback
-from .search import mark_changed
+from .search import mark_changed, mark_created
 from .units import Partial, Stopped, Unit
 
 T = TypeVar("T")
@@ -131,6 +131,10 @@ class BlobTable:
         self._etag_prefix = os.urandom(6).hex() + "-"
         self._etags = itertools.count(1)
         self.pages_written = 0
+        #: Mark what the search index must catch up on (False only to measure
+        #: what it costs, tests/bench/bench_search.py: searches then miss
+        #: what is written meanwhile).
+        self.index_messages = True
 
     def error(self, exc: sqlite3.Error) -> BackendError:
         if cannot_write(exc):
@@ -184,11 +188,11 @@ class BlobTable:
                 return None if row is None else Blob(op.key, *row)
             case Put():
                 if len(op.data) > LARGE_PUT and unit.inline:
-                    unit.stop(Partial(functools.partial(self._put, conn, op)))
-                return self._put(conn, op)
+                    unit.stop(Partial(functools.partial(self._put, conn, op, unit)))
+                return self._put(conn, op, unit)
             case Delete():
                 self.pages_written += 1
-                if "/m/" in op.key:  # may be a message: for the search index (.search)
+                if "/m/" in op.key and self.index_messages:  # for the search index
                     mark_changed(conn, (op.key,))
                 if op.if_match is None:
                     return conn.execute(_DELETE, (op.key,)).rowcount > 0
@@ -202,11 +206,12 @@ class BlobTable:
             case DeleteMany():
                 self.pages_written += len(op.keys)
                 if len(op.keys) == 1:  # an append's superseded index entry
-                    if "/m/" in op.keys[0]:
+                    if "/m/" in op.keys[0] and self.index_messages:
                         mark_changed(conn, op.keys)
                     conn.execute(_DELETE, op.keys)
                     return None
-                mark_changed(conn, op.keys)
+                if self.index_messages:
+                    mark_changed(conn, op.keys)
                 if deadline is None or len(op.keys) <= CHUNK:
                     conn.executemany(_DELETE, [(key,) for key in op.keys])
                     return None
@@ -233,13 +238,16 @@ class BlobTable:
             unit.stop(result)
         return result
 
-    def _put(self, conn: sqlite3.Connection, op: Put) -> BlobInfo | None:
+    def _put(self, conn: sqlite3.Connection, op: Put, unit: Unit) -> BlobInfo | None:
         size = len(op.data)
         etag = f"{self._etag_prefix}{next(self._etags):x}"
         now = time.time_ns() // 1_000_000
         self.pages_written += 1 + (size >> 10)
-        if not op.if_none_match and "/m/" in op.key:  # may change a message (.search)
-            mark_changed(conn, (op.key,))
+        if "/m/" in op.key and self.index_messages:  # may be a message (.search)
+            if op.if_match is None:  # creates it, or may (an upsert: a fork's copies)
+                mark_created(conn, op.key, unit.search_marks)
+            else:  # changes one in place (update_message)
+                mark_changed(conn, (op.key,))
         if op.if_match is not None:
             cursor = conn.execute(_REPLACE, (etag, size, now, op.data, op.key, op.if_match))
             if cursor.rowcount == 0:

@@ -7,19 +7,21 @@ with the trigram tokenizer, indexes the text. Two tables say what is not
 indexed yet, written in the same transaction as the write:
 
 - ``search_appended`` (one row per conversation, or generation, that got new
-  message blobs): its messages prefix and the lowest message key inserted
+  message blobs): its messages prefix and the lowest message key created
   since it was last indexed. Every message key from there to the end of the
-  prefix waits. A trigger on ``blobs`` keeps it, whatever inserts (a unit's
-  Put, a migration, another process), in plain SQL. An append marks its
-  conversation once; the conversation's next appends find the mark and
-  write nothing more.
+  prefix waits. An append marks its conversation once (an upsert that
+  writes nothing when the mark is there and lower already); a unit that
+  creates many messages in one conversation (a fork, an import) marks it
+  once (:func:`mark_created`).
 - ``search_dirty``: keys of message blobs changed or deleted since they were
-  last indexed, marked by the one code that updates or deletes blobs
-  (:func:`mark_changed`, called by :class:`.ops.BlobTable`; a test checks
-  that no other module does). Triggers did this until migration 0004: an
-  update or delete trigger runs on every update or delete of the table (an
-  append updates its conversation's meta and deletes its old index entry),
-  whatever its WHEN says, and cost 3 to 5 us an append.
+  last indexed (:func:`mark_changed`).
+
+Both are written by the one code that writes blobs (:class:`.ops.BlobTable`;
+a test checks that no other module does), in the write's transaction.
+Triggers did this until migration 0004: a trigger runs on every row of its
+event whatever its WHEN says (an append inserts an index entry, updates its
+conversation's meta and deletes its old entry: 3 to 5 us each), and a copy
+of many messages paid a trigger per row (a fork of 300 messages 27% slower).
 
 The index is therefore right at every commit for every key outside both, and
 a search takes the index's answer plus every waiting key as its candidates
@@ -31,7 +33,7 @@ half an append again; in batches (:func:`catch_up`) the trigram index costs
 about 30-40 us a message of 170 characters (measured: docs/backends.md,
 Searching messages). Why a mark per conversation and not per key: a key
 marked per append was one more B-tree page written per commit, 20 us on an
-append of 115 us (an append with the index must cost at most 1.1x one
+append of 112 us (an append with the index must cost at most 1.1x one
 without); the conversation's mark is written by its first append and only
 read by the next ones (measured by tests/bench/benchmark.py's "append with
 search index" row). So writers only mark, and a process indexes what waits
@@ -96,24 +98,6 @@ _INSERT_TRIGGER_0003 = (
     f"CREATE TRIGGER IF NOT EXISTS search_blob_insert AFTER INSERT ON blobs "
     f"WHEN new.key GLOB {_GLOB} BEGIN {_MARK.format(k='new.key')} END"
 )
-#: A message key's prefix (its conversation's or generation's ``.../m/``):
-#: the key up to its last "/" (rtrim drops every trailing character that is
-#: not a "/").
-_PREFIX = "rtrim({k}, replace({k}, '/', ''))"
-#: Mark the new key's prefix, or lower its mark: one upsert that writes
-#: nothing when the mark is there and lower already (every append after the
-#: first). An upsert, not INSERT OR IGNORE: inside a trigger the statement
-#: that fired it imposes its own conflict policy on OR clauses, never on an
-#: upsert's (a plain statement pair cost 6 us more an append).
-_MARK_APPENDED = (
-    "INSERT INTO search_appended (prefix, low) VALUES ({p}, new.key) "
-    "ON CONFLICT (prefix) DO UPDATE SET low = excluded.low "
-    "WHERE excluded.low < search_appended.low;"
-).format(p=_PREFIX.format(k="new.key"))
-_INSERT_TRIGGER = (
-    f"CREATE TRIGGER IF NOT EXISTS search_blob_insert AFTER INSERT ON blobs "
-    f"WHEN new.key GLOB {_GLOB} BEGIN {_MARK_APPENDED} END"
-)
 #: Migration 0003's update and delete triggers (a mark per key); 0004 drops them.
 _TRIGGERS_0003 = (
     f"CREATE TRIGGER IF NOT EXISTS search_blob_delete AFTER DELETE ON blobs "
@@ -169,9 +153,10 @@ def create(conn: sqlite3.Connection) -> None:
 
 def mark_appends_by_conversation(conn: sqlite3.Connection) -> None:
     """Migration 0004: new message blobs mark their conversation's prefix
-    (``search_appended``) instead of each key, and changed or deleted ones
-    are marked by :func:`mark_changed` instead of triggers; keys marked
-    before stay marked, and texts indexed with a NUL are indexed again."""
+    (``search_appended``) instead of each key, and the blob table marks
+    what it writes (:func:`mark_created`, :func:`mark_changed`) instead of
+    triggers; keys marked before stay marked, and texts indexed with a NUL
+    are indexed again."""
     conn.execute(_APPENDED_TABLE)
     # texts indexed with a NUL, which the index could not find (indexed_body)
     conn.execute(
@@ -180,16 +165,30 @@ def mark_appends_by_conversation(conn: sqlite3.Connection) -> None:
     )
     for trigger in ("insert", "update", "delete"):
         conn.execute(f"DROP TRIGGER IF EXISTS search_blob_{trigger}")
-    conn.execute(_INSERT_TRIGGER)
-
-
-def create_triggers(conn: sqlite3.Connection) -> None:
-    """The current trigger, where it is missing (a bulk loader drops it
-    while it inserts, then indexes everything)."""
-    conn.execute(_INSERT_TRIGGER)
 
 
 _MARK_CHANGED = "INSERT INTO search_dirty (key) VALUES (?) ON CONFLICT (key) DO NOTHING"
+_MARK_CREATED = (
+    "INSERT INTO search_appended (prefix, low) VALUES (?, ?) "
+    "ON CONFLICT (prefix) DO UPDATE SET low = excluded.low "
+    "WHERE excluded.low < search_appended.low"
+)
+
+
+def mark_created(conn: sqlite3.Connection, key: str, marked: dict[str, str]) -> None:
+    """Mark the prefix of a message blob the caller creates, or upserts, in
+    this transaction (nothing for another key): its mark, or a lower low
+    (the catch-up indexes every key from there as the blobs are). ``marked``
+    is the unit's own record of what it marked: a copy or an import of many
+    messages into one conversation marks once (a trigger ran per row, about
+    5 us a message: a fork of 300 messages 27% slower)."""
+    if not is_message_key(key):
+        return
+    prefix = key[: key.rindex("/") + 1]
+    low = marked.get(prefix)
+    if low is None or key < low:
+        conn.execute(_MARK_CREATED, (prefix, key))
+        marked[prefix] = key
 
 
 def mark_changed(conn: sqlite3.Connection, keys: Sequence[str]) -> None:

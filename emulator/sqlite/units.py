@@ -78,6 +78,7 @@ class Unit:
         "inline",
         "program",
         "result",
+        "search_marks",
         "send",
         "stopped_at",
         "throw",
@@ -95,6 +96,10 @@ class Unit:
         self.stopped_at: Op | Partial | None = None
         self.done = False  # the program has returned ``result``
         self.result: Any = None
+        #: messages prefix -> the lowest key this unit marked for the search
+        #: index there (:func:`.search.mark_created`): its next messages under
+        #: the prefix need no mark (the mark lives and dies with its work)
+        self.search_marks: dict[str, str] = {}
 
     def __iter__(self) -> Unit:
         return self
