@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import random
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import time
