@@ -5,6 +5,7 @@ so, and no backend changes a byte of data."""
 
 from __future__ import annotations
 
+import re
 import signal
 import sqlite3
 import subprocess
@@ -146,9 +147,17 @@ async def test_sqlite_gives_back_space_while_other_processes_read_and_write(
             appends, writer_err = stop(writer)
 
     assert report.backend == "sqlite" and not report.nothing_to_do
-    assert report.bytes_after < report.bytes_before, report
-    assert report.reclaimed_bytes == report.bytes_before - report.bytes_after > 4_000_000
-    assert "given back in short transactions" in report.note, report.note
+    # The file's size is the writer's too: it appends as fast as it can all
+    # along, so on a loaded machine (a slow vacuum) it may add more than the
+    # vacuum gives back. What the vacuum gave back is the pages it names; the
+    # file shrinks by that much once the others stop (the quiet vacuum below).
+    assert report.reclaimed_bytes == report.bytes_before - report.bytes_after
+    given_back = re.search(r"([\d,]+) free pages given back in short transactions", report.note)
+    assert given_back is not None, report.note
+    conn = sqlite3.connect(tmp_path / "store.db")
+    page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+    conn.close()
+    assert int(given_back.group(1).replace(",", "")) * page_size > 4_000_000, report.note
     # the reader read the same messages throughout, during the vacuum too
     assert reads and all(line.startswith("ok ") for line in reads), (reads[-3:], reader_err)
     during = [
