@@ -228,3 +228,26 @@ def test_the_blocking_store_vacuums_too(tmp_path: Path) -> None:
         report = store.admin.vacuum()
         assert report.reclaimed_bytes and report.reclaimed_bytes > 0
         assert store.blobs.describe()["reclaimable_bytes"] == 0
+
+
+async def test_sqlite_vacuum_gives_back_the_pages_of_deleted_messages_index_rows(
+    tmp_path: Path,
+) -> None:
+    """A process that deletes and ends at once (a CLI command) leaves the
+    deleted messages' search-index rows for a later catch-up; the vacuum
+    drops them first, so their pages are given back now, not left free
+    after it (``reclaimable_bytes`` 0 once every catch-up is done)."""
+    url = sqlite_url(tmp_path)
+    async with makers_store.open_store(url) as store:
+        cids = await fill(store, 40)
+        await store.blobs.catch_up_search_index()
+    async with makers_store.open_store(url) as store:  # ends before its catch-up is due
+        for cid in cids[:30]:
+            await store.delete_conversation(cid)
+    async with makers_store.open_store(url) as store:
+        report = await store.admin.vacuum()
+        assert report.reclaimed_bytes and report.reclaimed_bytes > 0
+        assert await store.blobs.catch_up_search_index() == 0  # nothing was left waiting
+        assert store.blobs.describe()["reclaimable_bytes"] == 0
+        hits = [hit async for hit in store.admin.search_messages(PAD[:20])]
+        assert {hit.conversation_id for hit in hits} == set(cids[30:])

@@ -204,6 +204,11 @@ class SqliteBlobStore(BlobStore):
             raise BackendError(f"SQLite store {self.path} is closed")
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self._worker_connection)  # the schema, read-only
+        if self.file.read_only is None:
+            # The index rows of messages deleted by a process that ended
+            # before it caught up (a CLI command) are dropped now, so that the
+            # pages they held are given back by this vacuum, not left free.
+            await self.catch_up_search_index()
         # A checkpoint beside the writers would keep vacuum's own from emptying the WAL.
         await loop.run_in_executor(self._executor, self._inline.end_background_checkpoint)
         stop = threading.Event()

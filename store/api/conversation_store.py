@@ -169,10 +169,13 @@ class ConversationStore:
         metadata_json = validate.metadata_json(metadata)
         uid = validate.optional_user_id(user_id)
         client_id = validate.client_message_id(message_id)
-        from .._core import appends  # on use: the CLI's reads do without it
+        # On use: the CLI's reads do without it. From the module, not the
+        # package: a package's from-import runs importlib's Python code on
+        # every call, a module's does not.
+        from .._core.appends import NewMessage, append_message
 
         now, tie = self._runner.stamp()
-        new = appends.NewMessage(
+        new = NewMessage(
             cid,
             role,
             content_json,
@@ -184,7 +187,7 @@ class ConversationStore:
             client_id=client_id,
         )
         caps = self.blobs.capabilities
-        return await self._runner.run(lambda: appends.append_message(new, caps), write=True)
+        return await self._runner.run(lambda: append_message(new, caps), write=True)
 
     async def append_messages(
         self,

@@ -155,21 +155,32 @@ class TerminalRun:
 
 
 def run_on_terminal(
-    *args: str, answer: str | None, env: dict[str, str] | None = None, timeout: float = 60
+    *args: str,
+    answer: str | None,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    stdout_on_terminal: bool = False,
+    columns: int = 200,
 ) -> TerminalRun:
-    """The CLI with stdin and stderr on a pseudo-terminal (a person at the
-    keyboard) and stdout on a pipe. When it asks ``[y/N]``, ``answer`` is
-    typed (None: Ctrl-D, no answer)."""
+    """The CLI with stdin and stderr on a pseudo-terminal ``columns`` wide (a
+    person at the keyboard) and stdout on a pipe, or on the terminal too
+    (``stdout_on_terminal``: then everything is in ``.terminal`` and rich
+    decides colours from the terminal alone, whatever the caller's
+    environment forces). When it asks ``[y/N]``, ``answer`` is typed (None:
+    Ctrl-D, no answer)."""
     import pty
     import select
     import time
 
     master, slave = pty.openpty()
-    environment = {**os.environ, "COLUMNS": "200", **(env or {})}
+    environment = {**os.environ, "COLUMNS": str(columns), **(env or {})}
     environment.pop("MAKERS_STORE_DEBUG", None)
+    if stdout_on_terminal:
+        for told_otherwise in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
+            environment.pop(told_otherwise, None)
     process = subprocess.Popen(
-        [*console_script(), *args], stdin=slave, stderr=slave, stdout=subprocess.PIPE,
-        env=environment,
+        [*console_script(), *args], stdin=slave, stderr=slave,
+        stdout=slave if stdout_on_terminal else subprocess.PIPE, env=environment,
     )  # fmt: skip
     os.close(slave)
     seen = b""
@@ -191,7 +202,7 @@ def run_on_terminal(
                 answered = True
             if not ready and process.poll() is not None:
                 break
-        out = process.communicate(timeout=max(deadline - time.monotonic(), 1))[0]
+        out = process.communicate(timeout=max(deadline - time.monotonic(), 1))[0] or b""
     finally:
         os.close(master)
         if process.poll() is None:

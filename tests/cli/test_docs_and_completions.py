@@ -40,9 +40,7 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
 
 def test_completion_scripts_are_current() -> None:
     stale = completions.stale(REPO / "completions")
-    assert not stale, (
-        f"stale completion scripts {stale}: run python -m devtools.completions"
-    )
+    assert not stale, f"stale completion scripts {stale}: run python -m devtools.completions"
     check = subprocess.run(
         [
             sys.executable,

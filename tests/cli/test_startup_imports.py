@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import makers_store
-from tests.cli.conftest import console_script, make_store
+from tests.cli.conftest import console_script, make_store, run_on_terminal
 
 PROBE = """
 import json, sys
@@ -66,8 +66,14 @@ def test_version_imports_only_the_standard_library() -> None:
 def test_help_imports_no_library_backend_or_rich() -> None:
     code, modules = imported("--help")
     assert code == 0
-    heavy = ("rich", "pydantic", "asyncio", "sqlite3", "makers_store.emulator",
-             "makers_store.context_store")
+    heavy = (
+        "rich",
+        "pydantic",
+        "asyncio",
+        "sqlite3",
+        "makers_store.emulator",
+        "makers_store.context_store",
+    )
     assert loaded(modules, heavy) == []
 
 
@@ -176,33 +182,9 @@ def test_a_noun_builds_only_the_command_that_runs(tmp_path: Path) -> None:
 
 def on_terminal(*args: str) -> str:
     """The CLI's output with stdout and stderr on a terminal 100 columns wide."""
-    import os
-    import pty
-    import select
-
-    master, slave = pty.openpty()
-    env = {**os.environ, "COLUMNS": "100"}
-    for told_otherwise in ("FORCE_COLOR", "TTY_COMPATIBLE", "NO_COLOR"):
-        env.pop(told_otherwise, None)
-    process = subprocess.Popen(
-        [*console_script(), *args], stdin=subprocess.DEVNULL, stdout=slave, stderr=slave, env=env
-    )
-    os.close(slave)
-    seen = b""
-    try:
-        while select.select([master], [], [], 10)[0]:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        os.close(master)
-        process.wait(timeout=30)
-    assert process.returncode == 0, seen
-    return seen.decode().replace("\r\n", "\n")
+    run = run_on_terminal(*args, answer=None, stdout_on_terminal=True, columns=100, timeout=30)
+    assert run.returncode == 0, run.terminal
+    return run.terminal
 
 
 def without_escapes(text: str) -> str:
