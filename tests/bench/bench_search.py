@@ -4,9 +4,10 @@
   store, median time against a budget of 100 ms, and the first 20 hits of a
   common word (in nearly every message) against 50 ms, each beside the scan
   the index replaced (``use_index=False``, the rule's reference; for
-  information). Full size: 400,000 messages in 20,000 conversations (and
-  ``--messages 4000000`` for the larger store, SQLite; see the report in
-  docs/backends.md, Searching messages). Quick: 4,000 in 200.
+  information). Full size: 400,000 messages in 20,000 conversations; the
+  4,000,000-message stores are built in bulk by bench_search_bulk.py, SQLite
+  and PostgreSQL (see the report in docs/backends.md, Searching messages).
+  Quick: 4,000 in 200.
 * ``append_message`` with the search index against the same append without
   it, A/B in one run, alternating rounds (target: at least 1/1.1 of the rate
   without). Without it: a store object told not to write the index, nor to
