@@ -163,6 +163,16 @@ def test_the_ab_names_a_figure_that_fell_more_than_10_percent() -> None:
     assert bench_ab.report(more, {}, "a", "b")[1] == ["r vs peer"]
 
 
+def test_a_figure_the_guard_leaves_out_never_blocks_accepting() -> None:
+    """A left-out figure (bench_guard.LEFT_OUT) is not written into the table,
+    so its fall is shown and needs no note."""
+    name = "append_message vs SQLiteSession.add_items"
+    assert not bench_guard.guarded(name)
+    fell = {name: figure(name, [4.0] * 3, [2.0] * 3)}
+    lines, uncovered = bench_ab.report(fell, {}, "a" * 40, "b" * 40)
+    assert uncovered == [] and "fell > 10%, not guarded" in "\n".join(lines)
+
+
 def test_accepting_over_a_fall_needs_a_note_naming_the_change_and_why() -> None:
     with pytest.raises(SystemExit):
         bench_ab.parse_notes(["fell=slower"])  # no reason given

@@ -251,7 +251,10 @@ def report(
             lines.append(f"  {name}: measured on one side only")
             continue
         mark = ""
-        if figure.fell():
+        if figure.fell() and not guarded(name):
+            # not in the table (bench_guard.LEFT_OUT says why): shown, never blocking
+            mark = f"  fell > {DROP:.0%}, not guarded"
+        elif figure.fell():
             note = next((why for part, why in notes.items() if part in name), None)
             mark = f"  FELL > {DROP:.0%}" + (f" (noted: {note})" if note else "")
             if note is None:
