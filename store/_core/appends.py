@@ -197,11 +197,10 @@ def append_message(new: NewMessage, caps: Capabilities) -> Program[str]:
         done = yield from _earlier_attempt(new, record, etag, caps)
         if done is not None:
             return done
-    if new.expected is not None:
-        _check_expected(new, record)
+    _check_expected(new, record)
     if record is None:
         record = ConversationRecord(cid, created_at=new.now, last_message_at=new.now)
-    elif record.message_count >= MAX_MESSAGES:  # the check inline: every append passes here
+    else:
         _check_room(cid, record, 1)
     seq = record.next_seq
     mid = new.client_id or keys.message_id(seq, new.suffix)

@@ -6,6 +6,7 @@ exposes ``async def run(workdir, sizes) -> list[Row]`` for one area.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import statistics
 import sys
@@ -82,18 +83,8 @@ QUICK = Sizes(
 #: one index clean-up's worth of calls. The test suite runs it
 #: (tests/test_benchmark_smoke.py) to prove every area runs end to end and
 #: prints its rows; its figures mean nothing, and it is never compared.
-SMOKE = Sizes(
-    rounds=2,
-    round_seconds=0.005,
-    min_ops=2,
-    long_conversation=QUICK.long_conversation,
-    window=QUICK.window,
-    growth_rounds=2,
-    list_small=QUICK.list_small,
-    list_large=QUICK.list_large,
-    list_users=QUICK.list_users,
-    processes=2,
-    count_batches=1,
+SMOKE = dataclasses.replace(
+    QUICK, rounds=2, round_seconds=0.005, min_ops=2, growth_rounds=2, processes=2, count_batches=1
 )
 
 
