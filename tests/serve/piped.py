@@ -77,9 +77,13 @@ class Piped:
                 time.sleep(0.05)
         raise AssertionError(f"not listening after {READY_TIMEOUT_S}s:\n{self.text()}")
 
-    def wait_for(self, text: bytes, *, stderr: bool = True, timeout: float = 30.0) -> None:
+    def wait_for(
+        self, text: bytes, *, stderr: bool = True, times: int = 1, timeout: float = 30.0
+    ) -> None:
+        """Wait until ``text`` was printed ``times`` times: an answer reaches the
+        client before serve's relay prints the lines about it."""
         deadline = time.monotonic() + timeout
-        while text not in (self.stderr if stderr else self.stdout):
+        while (self.stderr if stderr else self.stdout).count(text) < times:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{text!r} never printed:\n{self.text()}")
             time.sleep(0.02)

@@ -129,7 +129,9 @@ def test_a_broken_route_prints_its_traceback_once(served: tuple[Piped, int]) -> 
     for _ in range(3):  # both instances take one, at least
         answer = post(port, "/broken", "{}")
         assert answer.startswith(b"HTTP/1.1 500"), answer[:200]
-    server.wait_for(b"POST /broken -> 500", stderr=True)
+    said = "POST /broken: agents/broken.py failed to import: ModuleNotFoundError"
+    server.wait_for(b"POST /broken -> 500", times=3)
+    server.wait_for(said.encode(), times=3)
     out = server.stdout.decode() + server.stderr.decode()
     assert out.count("Traceback (most recent call last)") == 1, out
     assert out.count("import not_installed_anywhere") == 1, out
@@ -140,7 +142,6 @@ def test_a_broken_route_prints_its_traceback_once(served: tuple[Piped, int]) -> 
         out,
         re.M,
     ), out
-    said = "POST /broken: agents/broken.py failed to import: ModuleNotFoundError"
     assert out.count(said) == 3, out
 
 
