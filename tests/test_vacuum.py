@@ -149,9 +149,10 @@ async def test_sqlite_gives_back_space_while_other_processes_read_and_write(
     assert report.backend == "sqlite" and not report.nothing_to_do
     # The file's size is the writer's too: it appends as fast as it can all
     # along, so on a loaded machine (a slow vacuum) it may add more than the
-    # vacuum gives back. What the vacuum gave back is the pages it names; the
-    # file shrinks by that much once the others stop (the quiet vacuum below).
-    assert report.reclaimed_bytes == report.bytes_before - report.bytes_after
+    # vacuum gives back (the report's reclaimed bytes are then 0, never below).
+    # What the vacuum gave back is the pages it names; the file shrinks by that
+    # much once the others stop (the quiet vacuum below).
+    assert report.reclaimed_bytes == max(0, report.bytes_before - report.bytes_after)
     given_back = re.search(r"([\d,]+) free pages given back in short transactions", report.note)
     assert given_back is not None, report.note
     conn = sqlite3.connect(tmp_path / "store.db")
