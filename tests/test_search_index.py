@@ -485,7 +485,6 @@ def test_sqlite_appends_mark_their_conversation_once(tmp_path: Path) -> None:
                 ("c/d/m/", "c/d/m/0000000000"),
             ]
             conn = sqlite3.connect(path, isolation_level=None)
-            sqlite_search.register(conn)
             steps = []
             for _ in range(4):
                 conn.execute("BEGIN IMMEDIATE")
@@ -551,7 +550,9 @@ def test_sqlite_finds_a_text_with_nul_once_indexed(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(tmp_path: Path) -> None:
+def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Migration 0004 on a store left by 0003: its triggers go (the blob table
     marks what it writes), keys marked by 0003 stay waiting, and a text
     indexed with a NUL is indexed again."""
@@ -567,8 +568,9 @@ def test_a_store_indexed_by_migration_0003_moves_to_conversation_marks(tmp_path:
 
     asyncio.run(write())
     conn = sqlite3.connect(path, isolation_level=None)  # back to how 0003 left it:
-    conn.create_function(sqlite_search.TEXT_FUNCTION, 2, message_text_of_blob)  # its texts
-    sqlite_search.rebuild(conn)
+    with monkeypatch.context() as patch:  # its texts (NUL kept as it was)
+        patch.setattr(sqlite_search, "indexed_body", message_text_of_blob)
+        sqlite_search.rebuild(conn)
     conn.execute("DROP TABLE search_appended")
     sqlite_search.create(conn)  # its triggers (the tables exist); every message dirty
     conn.execute("DELETE FROM search_dirty WHERE key = 'c/c/m/0000000000'")
@@ -630,3 +632,106 @@ def test_sqlite_reads_the_waiting_keys_mark_by_mark() -> None:
     plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sqlite_search._APPENDED_KEYS}")]
     conn.close()
     assert plan[0] == "SCAN a" and plan[1].startswith("SEARCH b USING PRIMARY KEY"), plan
+
+
+def test_sqlite_catch_up_reads_the_batch_not_the_store() -> None:
+    """Each statement of a catch-up batch walks the batch's keys and looks
+    each up: a plain JOIN made the planner scan every blob and every indexed
+    row of the store per batch of 1,000 (249 us a message indexed at 20,000
+    messages, and growing with the store; 27 us with the batch outside)."""
+    from makers_store.emulator.sqlite import search as sqlite_search
+
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE TABLE blobs (key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL,"
+        " updated_at INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID"
+    )
+    sqlite_search.create(conn)
+    conn.execute("CREATE TEMP TABLE search_batch (key TEXT PRIMARY KEY)")
+    statements = [
+        *sqlite_search._UNINDEX_BATCH,
+        sqlite_search._BATCH_BLOBS,
+        *sqlite_search._INDEX_BATCH,
+    ]
+    for statement in statements:
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {statement}")]
+        scans = [step for step in plan if step.startswith("SCAN") and step != "SCAN d"]
+        assert not scans, (statement, plan)
+    conn.close()
+
+
+def test_sqlite_catch_up_reads_each_waiting_message_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A catch-up computes the text of what waits, once a message: not of the
+    messages indexed before, and not twice (an SQL function in an INSERT ...
+    SELECT filtered on its result ran twice a row)."""
+    from makers_store.emulator.sqlite import search as sqlite_search
+
+    read: list[str] = []
+    indexed_body = sqlite_search.indexed_body
+
+    def counted(key: str, data: bytes) -> str | None:
+        read.append(key)
+        return indexed_body(key, data)
+
+    async def main() -> None:
+        async with makers_store.open_store(f"sqlite:///{tmp_path / 's.db'}") as store:
+            for cid in ("a", "b", "c"):
+                batch = [{"role": "user", "content": f"old {i}"} for i in range(400)]
+                await store.append_messages(cid, batch)
+            await store.blobs.catch_up_search_index()  # type: ignore[attr-defined]
+            monkeypatch.setattr(sqlite_search, "indexed_body", counted)
+            for cid in ("a", "b"):
+                for i in range(5):
+                    await store.append_message(cid, "user", f"new {i}")
+            await store.blobs.catch_up_search_index()  # type: ignore[attr-defined]
+            assert sorted(read) == sorted(
+                f"c/{cid}/m/{seq:010d}" for cid in ("a", "b") for seq in range(400, 405)
+            )
+            hits = [hit.message_id async for hit in store.admin.search_messages("new 3")]
+            assert len(hits) == 2
+
+    asyncio.run(main())
+
+
+def test_sqlite_reads_a_marks_keys_from_the_mark_on() -> None:
+    """The waiting keys of a mark are read from its low key, not from the
+    first message key of the store: on the column itself the GLOB gave SQLite
+    a lower bound of its own ('c/'), which it took instead of the mark's, and
+    a search or a catch-up batch walked every message key before the mark.
+    Counted in SQLite's VM steps, the same on every machine."""
+    from makers_store.emulator.sqlite import search as sqlite_search
+
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.execute(
+        "CREATE TABLE blobs (key TEXT PRIMARY KEY, etag TEXT NOT NULL, size INTEGER NOT NULL,"
+        " updated_at INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID"
+    )
+    sqlite_search.create(conn)
+    sqlite_search.mark_appends_by_conversation(conn)
+    before = [(f"c/a{c:03d}/m/{seq:010d}", "e", 0, 0, b"") for c in range(50) for seq in range(100)]
+    conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?, ?)", before)  # 5,000 before the mark
+    marked = [(f"c/z/m/{seq:010d}", "e", 0, 0, b"") for seq in range(10)]
+    conn.executemany("INSERT INTO blobs VALUES (?, ?, ?, ?, ?)", marked)
+    conn.execute("INSERT INTO search_appended VALUES ('c/z/m/', 'c/z/m/0000000000')")
+
+    def steps(query: str, params: tuple[object, ...]) -> tuple[int, list[str]]:
+        counted = [0]
+
+        def count() -> int:
+            counted[0] += 1
+            return 0
+
+        conn.set_progress_handler(count, 10)
+        try:
+            keys = [row[0] for row in conn.execute(query, params)]
+        finally:
+            conn.set_progress_handler(None, 0)
+        return counted[0] * 10, keys
+
+    taken, keys = steps(sqlite_search._APPENDED_KEYS, ())
+    assert keys == [key for key, *_ in marked] and taken < 1_000, taken
+    taken, keys = steps(sqlite_search._MARKED_RANGE, ("c/z/m/0000000000", "c/z/m0", 1_001))
+    assert keys == [key for key, *_ in marked] and taken < 1_000, taken
+    conn.close()

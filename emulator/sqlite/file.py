@@ -15,7 +15,6 @@ from pathlib import Path
 from makers_store.errors import BackendError
 
 from . import migrations
-from . import search as sqlite_search
 
 _BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
 #: The auto-vacuum mode new files get: free pages stay until a vacuum gives
@@ -67,7 +66,6 @@ class SqliteFile:
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             for pragma in pragmas:
                 conn.execute(f"PRAGMA {pragma}")
-            sqlite_search.register(conn)  # the search index calls it (.sqlite_search)
         except BaseException:
             conn.close()
             raise
