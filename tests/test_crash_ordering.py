@@ -315,6 +315,48 @@ class GatedBlobStore(StepwiseMemoryBlobStore):
         return result
 
 
+async def test_a_writer_meeting_a_finished_deletion_spares_the_new_conversation() -> None:
+    """A writer that read a meta marked deleting finishes the deletion; by the
+    time it does, the deleting writer may have finished it and begun a new
+    conversation under the id. The writer removed every key and meta
+    unconditionally, so the new conversation's state was lost (seen once in
+    CI: tests/test_two_instances.py, delete racing appends on S3)."""
+    data = MemoryMap()
+    meta_puts = 0
+
+    def after_deletion_commit(op: Op) -> str | None:
+        nonlocal meta_puts
+        if isinstance(op, Put) and op.key == "c/cid/meta":
+            meta_puts += 1
+            return "after" if meta_puts == 2 else None  # 1: the append that made it
+        return None
+
+    def after_meta_read(op: Op) -> str | None:
+        return "after" if isinstance(op, Get) and op.key == "c/cid/meta" else None
+
+    deleting_blobs = GatedBlobStore(data, after_deletion_commit)
+    writer_blobs = GatedBlobStore(data, after_meta_read)
+    deleting = ContextStore(deleting_blobs, ids=counting_suffixes("d"))
+    writer = ContextStore(writer_blobs, ids=counting_suffixes("w"))
+    await deleting.append_message(conversation_id="cid", role="user", content="old")
+    deletion = asyncio.create_task(deleting.delete_conversation(conversation_id="cid"))
+    await deleting_blobs.paused.wait()  # meta marked deleting: the commit
+    append = asyncio.create_task(
+        writer.append_message(conversation_id="cid", role="user", content="new")
+    )
+    await writer_blobs.paused.wait()  # it has read the deleting meta
+    deleting_blobs.go_on.set()
+    await deletion
+    await deleting.bind("cid").state.set("after-delete", True)  # a new conversation
+    writer_blobs.go_on.set()
+    await append
+    assert await deleting.bind("cid").state.get("after-delete") is True
+    messages = await deleting.get_messages(conversation_id="cid")
+    assert [m.content for m in messages] == ["new"]
+    meta = await deleting.get_conversation(conversation_id="cid")
+    assert meta is not None and meta.message_count == 1
+
+
 async def test_a_writer_meeting_a_new_conversations_reservation_keeps_its_commit() -> None:
     """Issue 35: a batch into a new conversation reserves the id with a hidden
     meta; a writer that read that reservation removed the conversation's keys

@@ -88,7 +88,12 @@ def load_live_meta(cid: str) -> Generator[Op, Any, Meta]:
         yield from delete(keys.meta_key(cid), if_match=etag)
         return None, None
     if not record.live:
-        yield from _remove_conversation(cid, record)
+        # A deletion cut short, or racing this writer: finished sparing what
+        # is written after it. Without transactions, the deleting writer (or
+        # another helper) may have finished it and begun a new conversation
+        # under the id since this Get: a plain removal would delete that
+        # conversation's keys and meta (its state, in a CI run).
+        yield from _remove_committed(cid, record, etag)
         return None, None
     if record.tombstones:
         gen = record.generation
