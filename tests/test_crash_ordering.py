@@ -315,6 +315,21 @@ class GatedBlobStore(StepwiseMemoryBlobStore):
         return result
 
 
+def nth(kind: type[Get] | type[Put], key: str, n: int, when: str) -> Callable[[Op], str | None]:
+    """A GatedBlobStore's ``pause_at``: ``when`` ("before" or "after") at the
+    ``n``-th op of ``kind`` on ``key``."""
+    seen = 0
+
+    def pause_at(op: Op) -> str | None:
+        nonlocal seen
+        if isinstance(op, kind) and op.key == key:
+            seen += 1
+            return when if seen == n else None
+        return None
+
+    return pause_at
+
+
 async def test_a_writer_meeting_a_finished_deletion_spares_the_new_conversation() -> None:
     """A writer that read a meta marked deleting finishes the deletion; by the
     time it does, the deleting writer may have finished it and begun a new
@@ -322,20 +337,9 @@ async def test_a_writer_meeting_a_finished_deletion_spares_the_new_conversation(
     unconditionally, so the new conversation's state was lost (seen once in
     CI: tests/test_two_instances.py, delete racing appends on S3)."""
     data = MemoryMap()
-    meta_puts = 0
-
-    def after_deletion_commit(op: Op) -> str | None:
-        nonlocal meta_puts
-        if isinstance(op, Put) and op.key == "c/cid/meta":
-            meta_puts += 1
-            return "after" if meta_puts == 2 else None  # 1: the append that made it
-        return None
-
-    def after_meta_read(op: Op) -> str | None:
-        return "after" if isinstance(op, Get) and op.key == "c/cid/meta" else None
-
-    deleting_blobs = GatedBlobStore(data, after_deletion_commit)
-    writer_blobs = GatedBlobStore(data, after_meta_read)
+    # meta's Puts: 1, the append that made it; 2, the deletion's commit
+    deleting_blobs = GatedBlobStore(data, nth(Put, "c/cid/meta", 2, "after"))
+    writer_blobs = GatedBlobStore(data, nth(Get, "c/cid/meta", 1, "after"))
     deleting = ContextStore(deleting_blobs, ids=counting_suffixes("d"))
     writer = ContextStore(writer_blobs, ids=counting_suffixes("w"))
     await deleting.append_message(conversation_id="cid", role="user", content="old")
@@ -363,26 +367,9 @@ async def test_a_writer_meeting_a_new_conversations_reservation_keeps_its_commit
     and then meta unconditionally, so a batch that committed in between was
     returned to its caller and lost (about one run in three of the race above)."""
     data = MemoryMap()
-    meta_puts = 0
-
-    def before_batch_commit(op: Op) -> str | None:
-        nonlocal meta_puts
-        if isinstance(op, Put) and op.key == "c/new/meta":
-            meta_puts += 1
-            return "before" if meta_puts == 2 else None  # 1: the reservation
-        return None
-
-    meta_reads = 0
-
-    def after_first_meta_read(op: Op) -> str | None:
-        nonlocal meta_reads
-        if isinstance(op, Get) and op.key == "c/new/meta":
-            meta_reads += 1
-            return "after" if meta_reads == 1 else None
-        return None
-
-    batch_blobs = GatedBlobStore(data, before_batch_commit)
-    single_blobs = GatedBlobStore(data, after_first_meta_read)
+    # meta's Puts: 1, the reservation; 2, the batch's commit
+    batch_blobs = GatedBlobStore(data, nth(Put, "c/new/meta", 2, "before"))
+    single_blobs = GatedBlobStore(data, nth(Get, "c/new/meta", 1, "after"))
     batch_store = ContextStore(batch_blobs, ids=counting_suffixes("b"))
     single_store = ContextStore(single_blobs, ids=counting_suffixes("s"))
     batch = asyncio.create_task(
